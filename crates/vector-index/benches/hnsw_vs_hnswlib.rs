@@ -1,0 +1,386 @@
+//! rag-vector-index (hnsw_rs) against hnswlib, on the same vectors in the same run.
+//!
+//! ```text
+//! CARGO_TARGET_DIR=/tmp/target-vindex cargo bench -p rag-vector-index --bench hnsw_vs_hnswlib
+//! ```
+//!
+//! Data sets: (a) 20,000 real all-MiniLM-L6-v2 embeddings of Traefik doc texts (the test
+//! fixture) with 500 held-out queries; (b) 100,000 random 384-d unit vectors with 500 random
+//! queries. Both sides build with M=16, ef_construction=200 on 2 threads and answer queries
+//! one at a time on one thread; recall@10 is against an exact scan. hnswlib runs through
+//! `benches/peers/hnswlib_bench.sh` (its own venv); set `RVI_BENCH_NO_PEER=1` to skip it.
+//!
+//! Then, on which the defaults rest: the brute-force/graph crossover size, the filter
+//! selectivity below which a flat scan wins, and the cost of tombstones.
+//! `RVI_BENCH_QUICK=1` shrinks the random set to 20,000 for a fast smoke run.
+
+#[path = "../tests/common/mod.rs"]
+mod common;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use common::{Rng, random_items, real_embeddings};
+use rag_vector_index::{IndexParams, VectorIndex};
+
+const K: usize = 10;
+const EFS: [usize; 4] = [16, 32, 64, 128];
+const N_QUERIES: usize = 500;
+
+struct Row {
+    ef: usize,
+    recall: f64,
+    qps: f64,
+}
+
+struct Side {
+    build_s: f64,
+    rows: Vec<Row>,
+}
+
+fn params() -> IndexParams {
+    IndexParams {
+        exact_below: 0,
+        ..IndexParams::default()
+    }
+}
+
+fn items_of(data: &[Vec<f32>]) -> Vec<(u64, Vec<f32>)> {
+    data.iter()
+        .cloned()
+        .enumerate()
+        .map(|(i, v)| (i as u64, v))
+        .collect()
+}
+
+fn ground_truth(index: &VectorIndex, queries: &[Vec<f32>]) -> Vec<Vec<u64>> {
+    queries
+        .iter()
+        .map(|q| {
+            index
+                .search_exact(q, K, None)
+                .unwrap()
+                .into_iter()
+                .map(|h| h.0)
+                .collect()
+        })
+        .collect()
+}
+
+fn recall_of(hits: &[(u64, f32)], truth: &[u64]) -> usize {
+    truth
+        .iter()
+        .filter(|t| hits.iter().any(|h| h.0 == **t))
+        .count()
+}
+
+/// Runs `f` over all queries on this thread; returns (queries/s, summed recall hits).
+fn timed(queries: &[Vec<f32>], mut f: impl FnMut(usize, &[f32]) -> usize) -> (f64, usize) {
+    let start = Instant::now();
+    let mut hits = 0;
+    for (i, q) in queries.iter().enumerate() {
+        hits += f(i, q);
+    }
+    (queries.len() as f64 / start.elapsed().as_secs_f64(), hits)
+}
+
+fn ours(dim: usize, data: &[Vec<f32>], queries: &[Vec<f32>]) -> (Side, Vec<Vec<u64>>, f64) {
+    let start = Instant::now();
+    let index = VectorIndex::build(dim, params(), items_of(data)).unwrap();
+    let build_s = start.elapsed().as_secs_f64();
+    let truth = ground_truth(&index, queries);
+    let rows = EFS
+        .iter()
+        .map(|&ef| {
+            let (qps, hits) = timed(queries, |i, q| {
+                recall_of(&index.search_graph(q, K, ef, None).unwrap(), &truth[i])
+            });
+            Row {
+                ef,
+                recall: hits as f64 / (queries.len() * K) as f64,
+                qps,
+            }
+        })
+        .collect();
+    let (exact_qps, _) = timed(queries, |_, q| {
+        index.search_exact(q, K, None).unwrap().len()
+    });
+    (Side { build_s, rows }, truth, exact_qps)
+}
+
+fn write_f32(path: &Path, rows: &[Vec<f32>]) {
+    let mut f = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    for r in rows {
+        for x in r {
+            f.write_all(&x.to_le_bytes()).unwrap();
+        }
+    }
+    f.flush().unwrap();
+}
+
+fn peer(
+    label: &str,
+    dim: usize,
+    data: &[Vec<f32>],
+    queries: &[Vec<f32>],
+    truth: &[Vec<u64>],
+) -> Option<Side> {
+    if std::env::var_os("RVI_BENCH_NO_PEER").is_some() {
+        return None;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let (d, q, g) = (
+        tmp.path().join("data.f32"),
+        tmp.path().join("q.f32"),
+        tmp.path().join("gt.u32"),
+    );
+    write_f32(&d, data);
+    write_f32(&q, queries);
+    let gt: Vec<u8> = truth
+        .iter()
+        .flatten()
+        .flat_map(|&id| (id as u32).to_le_bytes())
+        .collect();
+    std::fs::write(&g, gt).unwrap();
+    let script: PathBuf = [
+        env!("CARGO_MANIFEST_DIR"),
+        "..",
+        "..",
+        "benches",
+        "peers",
+        "hnswlib_bench.sh",
+    ]
+    .iter()
+    .collect();
+    let out = Command::new("bash")
+        .arg(&script)
+        .args([
+            "--data",
+            d.to_str()?,
+            "--queries",
+            q.to_str()?,
+            "--gt",
+            g.to_str()?,
+        ])
+        .args([
+            "--dim",
+            &dim.to_string(),
+            "--k",
+            &K.to_string(),
+            "--M",
+            "16",
+            "--efc",
+            "200",
+        ])
+        .args(["--efs", "16,32,64,128", "--threads", "2", "--label", label])
+        .output();
+    let out = match out {
+        Ok(o) if o.status.success() => o,
+        Ok(o) => {
+            eprintln!(
+                "hnswlib peer failed: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+            return None;
+        }
+        Err(e) => {
+            eprintln!("hnswlib peer not run: {e}");
+            return None;
+        }
+    };
+    let text = String::from_utf8_lossy(&out.stdout);
+    let field = |line: &str, key: &str| -> Option<f64> {
+        let at = line.find(&format!("\"{key}\": "))? + key.len() + 4;
+        line[at..].split([',', '}']).next()?.trim().parse().ok()
+    };
+    let mut side = Side {
+        build_s: f64::NAN,
+        rows: Vec::new(),
+    };
+    for line in text.lines() {
+        if let Some(b) = field(line, "build_s") {
+            side.build_s = b;
+        } else if let (Some(ef), Some(recall), Some(qps)) =
+            (field(line, "ef"), field(line, "recall"), field(line, "qps"))
+        {
+            side.rows.push(Row {
+                ef: ef as usize,
+                recall,
+                qps,
+            });
+        }
+    }
+    Some(side)
+}
+
+fn compare(label: &str, dim: usize, data: &[Vec<f32>], queries: &[Vec<f32>]) {
+    println!(
+        "\n## {label}: {} vectors, {} queries, dim {dim}",
+        data.len(),
+        queries.len()
+    );
+    let (ours, truth, exact_qps) = ours(dim, data, queries);
+    let theirs = peer(label, dim, data, queries, &truth);
+    println!(
+        "build (2 threads): rag-vector-index {:.1} s, hnswlib {}",
+        ours.build_s,
+        theirs
+            .as_ref()
+            .map_or("n/a".into(), |t| format!("{:.1} s", t.build_s))
+    );
+    println!("exact scan: {exact_qps:.0} q/s");
+    println!("| ef | recall@10 ours | q/s ours | recall@10 hnswlib | q/s hnswlib |");
+    println!("|---:|---:|---:|---:|---:|");
+    for r in &ours.rows {
+        let t = theirs
+            .as_ref()
+            .and_then(|t| t.rows.iter().find(|x| x.ef == r.ef));
+        println!(
+            "| {} | {:.4} | {:.0} | {} | {} |",
+            r.ef,
+            r.recall,
+            r.qps,
+            t.map_or("n/a".into(), |t| format!("{:.4}", t.recall)),
+            t.map_or("n/a".into(), |t| format!("{:.0}", t.qps)),
+        );
+    }
+}
+
+fn per_query(queries: &[Vec<f32>], mut f: impl FnMut(&[f32])) -> Duration {
+    let start = Instant::now();
+    for q in queries {
+        f(q);
+    }
+    start.elapsed() / queries.len() as u32
+}
+
+/// (label, data, queries, size)
+type Set<'a> = (&'a str, &'a [Vec<f32>], &'a [Vec<f32>], usize);
+
+/// Exact scan vs graph walk (at the default ef) by index size.
+fn crossover(
+    dim: usize,
+    real: &[Vec<f32>],
+    queries: &[Vec<f32>],
+    random: &[Vec<f32>],
+    rq: &[Vec<f32>],
+) {
+    println!(
+        "\n## brute-force crossover (per query, 1 thread, graph at default ef={})",
+        IndexParams::default().ef_search
+    );
+    println!("| data | n | exact scan | graph |");
+    println!("|---|---:|---:|---:|");
+    let mut sets: Vec<Set<'_>> = Vec::new();
+    for n in [1_000, 2_000, 5_000, 10_000, 20_000] {
+        sets.push(("real", real, queries, n));
+    }
+    for n in [10_000, 20_000, 50_000, 100_000] {
+        sets.push(("random", random, rq, n));
+    }
+    for (name, data, qs, n) in sets {
+        if n > data.len() {
+            continue;
+        }
+        let index = VectorIndex::build(dim, params(), items_of(&data[..n])).unwrap();
+        let ef = IndexParams::default().ef_search;
+        let exact = per_query(qs, |q| drop(index.search_exact(q, K, None).unwrap()));
+        let graph = per_query(qs, |q| drop(index.search_graph(q, K, ef, None).unwrap()));
+        println!("| {name} | {n} | {exact:.2?} | {graph:.2?} |");
+    }
+}
+
+/// Filtered graph walk vs flat scan over the allowed ids, by the fraction allowed.
+fn filter_crossover(dim: usize, data: &[Vec<f32>], queries: &[Vec<f32>]) {
+    println!(
+        "\n## filter crossover ({} real vectors, k=10, ef=64, 1 thread)",
+        data.len()
+    );
+    println!("| allowed | graph walk | recall | flat scan |");
+    println!("|---:|---:|---:|---:|");
+    let index = VectorIndex::build(dim, params(), items_of(data)).unwrap();
+    for fraction in [0.5, 0.2, 0.1, 0.05, 0.02, 0.01, 0.005] {
+        // A pseudo-random subset: a hash of the id below the fraction.
+        let allowed = move |id: u64| {
+            let h = id.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 11;
+            (h as f64 / (1u64 << 53) as f64) < fraction
+        };
+        let mut hits = 0;
+        let mut total = 0;
+        let graph = per_query(queries, |q| {
+            let g = index.search_graph(q, K, 64, Some(&allowed)).unwrap();
+            let e = index.search_exact(q, K, Some(&allowed)).unwrap();
+            total += e.len();
+            hits += e.iter().filter(|x| g.iter().any(|y| y.0 == x.0)).count();
+        });
+        let flat = per_query(queries, |q| {
+            drop(index.search_exact(q, K, Some(&allowed)).unwrap())
+        });
+        // `graph` timed both; subtract the flat scan it included.
+        let graph = graph.saturating_sub(flat);
+        println!(
+            "| {fraction} | {graph:.2?} | {:.3} | {flat:.2?} |",
+            hits as f64 / total.max(1) as f64
+        );
+    }
+}
+
+/// Query cost and recall of the tombstone-filtered walk as deletions grow (compact_ratio).
+fn tombstones(dim: usize, data: &[Vec<f32>], queries: &[Vec<f32>]) {
+    println!(
+        "\n## tombstones ({} real vectors, ef=64, 1 thread)",
+        data.len()
+    );
+    println!(
+        "| deleted | q/s | recall@10 | q/s after compact | recall@10 after compact | compact time |"
+    );
+    println!("|---:|---:|---:|---:|---:|---:|");
+    for fraction in [0.0, 0.1, 0.25, 0.5, 0.75] {
+        let mut index = VectorIndex::build(dim, params(), items_of(data)).unwrap();
+        let mut rng = Rng::new(5);
+        let target = (data.len() as f64 * fraction) as usize;
+        while index.tombstones() < target {
+            index.delete(rng.below(data.len() as u64));
+        }
+        let truth = ground_truth(&index, queries);
+        let measure = |index: &VectorIndex| {
+            let (qps, hits) = timed(queries, |i, q| {
+                recall_of(&index.search_graph(q, K, 64, None).unwrap(), &truth[i])
+            });
+            (qps, hits as f64 / (queries.len() * K) as f64)
+        };
+        let (qps, recall) = measure(&index);
+        let start = Instant::now();
+        index.compact().unwrap();
+        let compact_s = start.elapsed().as_secs_f64();
+        let (qps2, recall2) = measure(&index);
+        println!(
+            "| {fraction} | {qps:.0} | {recall:.4} | {qps2:.0} | {recall2:.4} | {compact_s:.1} s |"
+        );
+    }
+}
+
+fn main() {
+    // `cargo bench` passes `--bench`; there are no filters to honour.
+    let quick = std::env::var_os("RVI_BENCH_QUICK").is_some();
+    let (dim, real) = real_embeddings();
+    let (real_data, real_queries) = real.split_at(real.len() - N_QUERIES);
+    let n_random = if quick { 20_000 } else { 100_000 };
+    let random: Vec<Vec<f32>> = random_items(1, n_random, dim, 0)
+        .into_iter()
+        .map(|x| x.1)
+        .collect();
+    let random_queries: Vec<Vec<f32>> = random_items(2, N_QUERIES, dim, 0)
+        .into_iter()
+        .map(|x| x.1)
+        .collect();
+
+    println!("# rag-vector-index vs hnswlib (M=16, ef_construction=200, k=10)");
+    compare("real MiniLM (Traefik docs)", dim, real_data, real_queries);
+    compare("random unit vectors", dim, &random, &random_queries);
+    crossover(dim, real_data, real_queries, &random, &random_queries);
+    filter_crossover(dim, real_data, real_queries);
+    tombstones(dim, real_data, real_queries);
+}

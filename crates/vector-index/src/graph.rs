@@ -1,0 +1,154 @@
+//! The only module that touches hnsw_rs.
+//!
+//! hnsw_rs prints to stdout, exits the process on a bad `M`, panics when a dump file cannot be
+//! created and trusts whatever bytes it reloads. Everything here is called with parameters the
+//! caller validated, into directories the caller checked, on files whose checksums were
+//! verified; panics that remain possible are caught and turned into errors.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::Path;
+
+use hnsw_rs::api::AnnT;
+use hnsw_rs::filter::FilterT;
+use hnsw_rs::hnsw::Hnsw;
+use hnsw_rs::hnswio::HnswIo;
+
+use crate::IndexParams;
+use crate::dist::DistUnitDot;
+
+/// hnsw_rs clamps the layer count to 16 anyway; with M=16 layer 16 is reached with
+/// probability 16^-16, so this is "as many as needed".
+const MAX_LAYERS: usize = 16;
+
+/// Basename hnsw_rs writes `<basename>.hnsw.graph` / `.hnsw.data` under.
+pub(crate) const DUMP_BASENAME: &str = "graph";
+
+/// HNSW graph over slot numbers: hnsw_rs's `DataId` is our slot index.
+///
+/// The lifetime is `'static` because a reloaded graph borrows its `HnswIo`; see [`Graph::load`].
+pub(crate) struct Graph {
+    hnsw: StaticHnsw,
+}
+
+type StaticHnsw = Hnsw<'static, f32, DistUnitDot>;
+
+fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "panic without message".to_string()
+    }
+}
+
+impl Graph {
+    /// `params` must have passed [`IndexParams::validate`].
+    pub(crate) fn new(params: &IndexParams, capacity: usize) -> Graph {
+        debug_assert!(params.validate().is_ok());
+        let hnsw = Hnsw::new(
+            params.max_connections,
+            capacity.max(1),
+            MAX_LAYERS,
+            params.ef_construction,
+            DistUnitDot,
+        );
+        Graph { hnsw }
+    }
+
+    /// Number of nodes, tombstoned ones included.
+    pub(crate) fn len(&self) -> usize {
+        self.hnsw.get_nb_point()
+    }
+
+    pub(crate) fn insert(&self, v: &[f32], slot: usize) {
+        self.hnsw.insert_slice((v, slot));
+    }
+
+    /// Bulk insert. Parallel unless `deterministic`: hnsw_rs's parallel insert races on
+    /// neighbour lists, so only the serial order reproduces a graph exactly.
+    pub(crate) fn insert_many(&mut self, items: &[(&[f32], usize)], deterministic: bool) {
+        if deterministic || items.len() < 64 {
+            for &(v, slot) in items {
+                self.hnsw.insert_slice((v, slot));
+            }
+        } else {
+            self.hnsw.set_searching_mode(false);
+            self.hnsw.parallel_insert_slice(&items.to_vec());
+            self.hnsw.set_searching_mode(true);
+        }
+    }
+
+    /// Up to `ef` slots nearest to `query`, nearest first, among those passing `filter`.
+    ///
+    /// The filter runs inside hnsw_rs's walk: rejected nodes are still traversed but never
+    /// enter the result list, so tombstones do not eat into `k`.
+    pub(crate) fn search(
+        &self,
+        query: &[f32],
+        ef: usize,
+        filter: Option<&(dyn Fn(usize) -> bool + Sync)>,
+    ) -> Vec<usize> {
+        let neighbours = match filter {
+            None => self.hnsw.search_filter(query, ef, ef, None),
+            Some(f) => {
+                let adapter = |id: &usize| f(*id);
+                self.hnsw
+                    .search_filter(query, ef, ef, Some(&adapter as &dyn FilterT))
+            }
+        };
+        neighbours.into_iter().map(|n| n.d_id).collect()
+    }
+
+    /// Dumps into `dir`, which the caller created empty; returns the basename used.
+    pub(crate) fn dump(&self, dir: &Path) -> Result<String, String> {
+        match catch_unwind(AssertUnwindSafe(|| self.hnsw.file_dump(dir, DUMP_BASENAME))) {
+            Ok(Ok(name)) => Ok(name),
+            Ok(Err(e)) => Err(format!("{e:#}")),
+            Err(p) => Err(panic_message(p)),
+        }
+    }
+
+    /// Reloads a dump whose files the caller has verified against their checksums.
+    ///
+    /// hnsw_rs ties the reloaded graph's lifetime to the `HnswIo` (it may hand out mmapped
+    /// data). We never mmap, so the loader holds nothing the graph uses, but the borrow remains;
+    /// the loader (a path and a name, ~100 bytes) is therefore leaked once per load.
+    pub(crate) fn load(dir: &Path, basename: &str) -> Result<Graph, String> {
+        let io: &'static mut HnswIo = Box::leak(Box::new(HnswIo::new(dir, basename)));
+        fn load_static(io: &'static mut HnswIo) -> Result<StaticHnsw, String> {
+            io.load_hnsw::<f32, DistUnitDot>()
+                .map_err(|e| format!("{e:#}"))
+        }
+        // `let io = io` moves the reference in (a reborrow would make the closure FnMut).
+        let loaded = catch_unwind(AssertUnwindSafe(move || {
+            let io = io;
+            load_static(io)
+        }));
+        let mut hnsw = match loaded {
+            Ok(Ok(h)) => h,
+            Ok(Err(e)) => return Err(e),
+            Err(p) => return Err(panic_message(p)),
+        };
+        // A reload turns on candidate extension; a fresh graph has it off. Keep inserts after a
+        // reload identical to inserts into the graph that was saved.
+        hnsw.set_extend_candidates(false);
+        hnsw.set_searching_mode(true);
+        Ok(Graph { hnsw })
+    }
+
+    /// Every node as `(slot, vector)`.
+    pub(crate) fn for_each_point(&self, mut f: impl FnMut(usize, &[f32])) {
+        for p in self.hnsw.get_point_indexation() {
+            f(p.get_origin_id(), p.get_v());
+        }
+    }
+
+    /// `(M, ef_construction)` the graph was built with.
+    pub(crate) fn build_params(&self) -> (usize, usize) {
+        (
+            self.hnsw.get_max_nb_connection() as usize,
+            self.hnsw.get_ef_construction(),
+        )
+    }
+}

@@ -1,0 +1,452 @@
+//! [`VectorIndex`]: slots, tombstones, exact scan and the graph path.
+
+use std::cmp::Ordering;
+use std::collections::{BinaryHeap, HashMap};
+use std::path::Path;
+
+use crate::dist::{dot, normalized};
+use crate::graph::Graph;
+use crate::params::validate_dim;
+use crate::{IndexError, IndexParams};
+
+/// A filter over caller ids, shared by searching threads.
+pub type IdFilter<'a> = &'a (dyn Fn(u64) -> bool + Sync);
+
+/// Below this estimated fraction of live vectors passing a filter, a flat scan over the allowed
+/// ids beats the filtered graph walk (which must visit roughly `ef / fraction` nodes to collect
+/// `ef` allowed ones). Measured by `benches/hnsw_vs_hnswlib.rs` ("filter crossover").
+const FLAT_FILTER_FRACTION: f64 = 0.02;
+/// Slots sampled to estimate a filter's selectivity; the estimate costs this many calls.
+const FILTER_SAMPLE: usize = 512;
+
+/// An approximate nearest-neighbour index over L2-normalised vectors with caller-chosen `u64`
+/// ids, tombstone deletes, filtered search and crash-safe persistence. See the crate docs.
+pub struct VectorIndex {
+    pub(crate) dim: usize,
+    pub(crate) params: IndexParams,
+    /// Slot-major copy of every graph node's vector: the flat scan, rescoring and compaction
+    /// read it contiguously instead of chasing hnsw_rs's per-point allocations.
+    pub(crate) vectors: Vec<f32>,
+    /// Caller id of each slot (a slot is the hnsw_rs `DataId` of a graph node).
+    pub(crate) ids: Vec<u64>,
+    /// Tombstone flags by slot: `false` once deleted.
+    pub(crate) live: Vec<bool>,
+    /// Live ids only; a deleted id may come back under a new slot.
+    pub(crate) slot_of: HashMap<u64, usize>,
+    pub(crate) graph: Graph,
+}
+
+// Searches run from several threads through `&self`.
+const _: () = {
+    const fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<VectorIndex>();
+};
+
+impl std::fmt::Debug for VectorIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("VectorIndex")
+            .field("dim", &self.dim)
+            .field("len", &self.len())
+            .field("tombstones", &self.tombstones())
+            .field("params", &self.params)
+            .finish()
+    }
+}
+
+/// A scored candidate ordered so that a max-heap's top is the worst one kept.
+#[derive(Clone, Copy)]
+struct Worst {
+    score: f32,
+    id: u64,
+}
+
+impl Ord for Worst {
+    fn cmp(&self, other: &Self) -> Ordering {
+        // Lower score is worse; among equal scores the larger id is worse, which makes
+        // results independent of slot order (and so of insertion history).
+        other
+            .score
+            .total_cmp(&self.score)
+            .then_with(|| self.id.cmp(&other.id))
+    }
+}
+impl PartialOrd for Worst {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl PartialEq for Worst {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+impl Eq for Worst {}
+
+fn sort_hits(hits: &mut [(u64, f32)]) {
+    hits.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+}
+
+impl VectorIndex {
+    /// An empty index for `dim`-dimensional vectors.
+    pub fn new(dim: usize, params: IndexParams) -> Result<VectorIndex, IndexError> {
+        validate_dim(dim)?;
+        params.validate()?;
+        let graph = Graph::new(&params, 1024);
+        Ok(VectorIndex {
+            dim,
+            params,
+            vectors: Vec::new(),
+            ids: Vec::new(),
+            live: Vec::new(),
+            slot_of: HashMap::new(),
+            graph,
+        })
+    }
+
+    /// Builds an index from `items` in one go, inserting into the graph in parallel (serially
+    /// when `params.seed` is set, for reproducible graphs). Fails without building anything if
+    /// any item is invalid or an id repeats.
+    pub fn build(
+        dim: usize,
+        params: IndexParams,
+        items: Vec<(u64, Vec<f32>)>,
+    ) -> Result<VectorIndex, IndexError> {
+        validate_dim(dim)?;
+        params.validate()?;
+        let mut index = VectorIndex {
+            graph: Graph::new(&params, items.len()),
+            dim,
+            params,
+            vectors: Vec::with_capacity(items.len() * dim),
+            ids: Vec::with_capacity(items.len()),
+            live: Vec::with_capacity(items.len()),
+            slot_of: HashMap::with_capacity(items.len()),
+        };
+        index.insert_many(items)?;
+        Ok(index)
+    }
+
+    /// Adds `vector` under `id`. The vector is normalised if it is not already (within 1e-5).
+    pub fn insert(&mut self, id: u64, vector: &[f32]) -> Result<(), IndexError> {
+        let v = self.prepare(Some(id), vector)?;
+        if self.slot_of.contains_key(&id) {
+            return Err(IndexError::DuplicateId(id));
+        }
+        let slot = self.push_slot(id, &v);
+        self.graph.insert(&v, slot);
+        Ok(())
+    }
+
+    /// Inserts many items at once (in parallel, like [`build`](Self::build)). All-or-nothing:
+    /// every item is validated before any is inserted.
+    pub fn insert_many(&mut self, items: Vec<(u64, Vec<f32>)>) -> Result<(), IndexError> {
+        let mut prepared = Vec::with_capacity(items.len());
+        let mut seen = std::collections::HashSet::with_capacity(items.len());
+        for (id, v) in &items {
+            let v = self.prepare(Some(*id), v)?;
+            if self.slot_of.contains_key(id) || !seen.insert(*id) {
+                return Err(IndexError::DuplicateId(*id));
+            }
+            prepared.push((*id, v));
+        }
+        drop(items);
+        let first = self.ids.len();
+        for (id, v) in &prepared {
+            self.push_slot(*id, v);
+        }
+        drop(prepared);
+        let dim = self.dim;
+        let batch: Vec<(&[f32], usize)> = (first..self.ids.len())
+            .map(|slot| (&self.vectors[slot * dim..(slot + 1) * dim], slot))
+            .collect();
+        let deterministic = self.params.seed.is_some();
+        self.graph.insert_many(&batch, deterministic);
+        Ok(())
+    }
+
+    /// Tombstones `id`; returns whether it was live. The node stays in the graph (hnsw_rs has
+    /// no deletion) and is skipped by every search until [`compact`](Self::compact) drops it.
+    pub fn delete(&mut self, id: u64) -> bool {
+        match self.slot_of.remove(&id) {
+            Some(slot) => {
+                self.live[slot] = false;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Whether `id` is live.
+    pub fn contains(&self, id: u64) -> bool {
+        self.slot_of.contains_key(&id)
+    }
+
+    /// Number of live vectors.
+    pub fn len(&self) -> usize {
+        self.slot_of.len()
+    }
+
+    /// Whether there are no live vectors.
+    pub fn is_empty(&self) -> bool {
+        self.slot_of.is_empty()
+    }
+
+    /// Number of deleted vectors still in the graph.
+    pub fn tombstones(&self) -> usize {
+        self.ids.len() - self.slot_of.len()
+    }
+
+    /// Vector dimension.
+    pub fn dim(&self) -> usize {
+        self.dim
+    }
+
+    /// The parameters in force.
+    pub fn params(&self) -> &IndexParams {
+        &self.params
+    }
+
+    /// Changes the search width (e.g. for a recall/speed trade-off per query type).
+    pub fn set_ef_search(&mut self, ef_search: usize) -> Result<(), IndexError> {
+        let params = IndexParams {
+            ef_search,
+            ..self.params.clone()
+        };
+        params.validate()?;
+        self.params = params;
+        Ok(())
+    }
+
+    /// Changes the live-vector count below which `search` is exact.
+    pub fn set_exact_below(&mut self, exact_below: usize) {
+        self.params.exact_below = exact_below;
+    }
+
+    /// Top `k` live vectors by cosine similarity (= dot product), best first, as
+    /// `(id, score)`. Brute force below `exact_below` live vectors or when `filter` passes
+    /// fewer than ~2% of them; otherwise the HNSW graph, with deletions and `filter` applied
+    /// inside the walk. Returns `k` results whenever `k` allowed live vectors exist: a graph
+    /// walk that comes back short is completed by an exact scan.
+    pub fn search(
+        &self,
+        query: &[f32],
+        k: usize,
+        filter: Option<IdFilter<'_>>,
+    ) -> Result<Vec<(u64, f32)>, IndexError> {
+        let q = self.prepare(None, query)?;
+        if k == 0 || self.is_empty() {
+            return Ok(Vec::new());
+        }
+        if self.len() < self.params.exact_below {
+            return Ok(self.scan(&q, k, filter));
+        }
+        if let Some(f) = filter
+            && self.estimate_pass_fraction(f) < FLAT_FILTER_FRACTION
+        {
+            return Ok(self.scan(&q, k, filter));
+        }
+        let hits = self.graph_search(&q, k, self.params.ef_search.max(k), filter);
+        let complete = match filter {
+            None => hits.len() == k.min(self.len()),
+            Some(_) => hits.len() == k,
+        };
+        if complete {
+            Ok(hits)
+        } else {
+            log::debug!(
+                "graph walk returned {} of {k}; completing by exact scan",
+                hits.len()
+            );
+            Ok(self.scan(&q, k, filter))
+        }
+    }
+
+    /// Exact top `k` by brute force at any size (the `--exact` path; also ground truth for
+    /// recall measurements).
+    pub fn search_exact(
+        &self,
+        query: &[f32],
+        k: usize,
+        filter: Option<IdFilter<'_>>,
+    ) -> Result<Vec<(u64, f32)>, IndexError> {
+        let q = self.prepare(None, query)?;
+        if k == 0 {
+            return Ok(Vec::new());
+        }
+        Ok(self.scan(&q, k, filter))
+    }
+
+    /// Graph search only, at an explicit `ef`, no exact fallback: for benchmarks and recall
+    /// measurements. Deletions and `filter` still apply inside the walk.
+    pub fn search_graph(
+        &self,
+        query: &[f32],
+        k: usize,
+        ef: usize,
+        filter: Option<IdFilter<'_>>,
+    ) -> Result<Vec<(u64, f32)>, IndexError> {
+        let q = self.prepare(None, query)?;
+        if k == 0 || self.is_empty() {
+            return Ok(Vec::new());
+        }
+        Ok(self.graph_search(&q, k, ef.max(k), filter))
+    }
+
+    /// Whether tombstones exceed `compact_ratio` of the graph's nodes.
+    pub fn needs_compaction(&self) -> bool {
+        let total = self.ids.len();
+        total > 0 && self.tombstones() as f64 > self.params.compact_ratio as f64 * total as f64
+    }
+
+    /// Rebuilds the graph from the live vectors, dropping every tombstone.
+    pub fn compact(&mut self) -> Result<(), IndexError> {
+        let dim = self.dim;
+        let n = self.len();
+        let mut vectors = Vec::with_capacity(n * dim);
+        let mut ids = Vec::with_capacity(n);
+        for (slot, &id) in self.ids.iter().enumerate() {
+            if self.live[slot] {
+                ids.push(id);
+                vectors.extend_from_slice(&self.vectors[slot * dim..(slot + 1) * dim]);
+            }
+        }
+        let mut graph = Graph::new(&self.params, n);
+        let batch: Vec<(&[f32], usize)> = (0..n)
+            .map(|slot| (&vectors[slot * dim..(slot + 1) * dim], slot))
+            .collect();
+        graph.insert_many(&batch, self.params.seed.is_some());
+        drop(batch);
+        self.slot_of = ids
+            .iter()
+            .enumerate()
+            .map(|(slot, &id)| (id, slot))
+            .collect();
+        self.live = vec![true; n];
+        self.ids = ids;
+        self.vectors = vectors;
+        self.graph = graph;
+        Ok(())
+    }
+
+    /// Compacts if [`needs_compaction`](Self::needs_compaction); returns whether it did. The
+    /// owner calls this after a batch of deletes (e.g. before saving), so compaction is on by
+    /// default without making a single `delete` pay for a rebuild.
+    pub fn maybe_compact(&mut self) -> Result<bool, IndexError> {
+        if self.needs_compaction() {
+            self.compact()?;
+            Ok(true)
+        } else {
+            Ok(false)
+        }
+    }
+
+    /// Writes the index into `dir` (created if missing; must be empty): the hnsw_rs graph dump,
+    /// the slot table, and last a checksummed manifest. Files and directory are fsynced before
+    /// this returns. Nothing is ever overwritten: the caller switches to `dir` atomically.
+    pub fn save(&self, dir: &Path) -> Result<(), IndexError> {
+        crate::persist::save(self, dir)
+    }
+
+    /// Loads what [`save`](Self::save) wrote, verifying every file against the manifest's
+    /// sizes and BLAKE3 hashes first; a missing, truncated or corrupt file set is an error
+    /// (rebuild from the stored vectors then). `params` supplies the search settings; the
+    /// graph keeps the `M`/`ef_construction` it was built with until the next compaction.
+    pub fn load(dir: &Path, params: IndexParams) -> Result<VectorIndex, IndexError> {
+        crate::persist::load(dir, params)
+    }
+
+    pub(crate) fn push_slot(&mut self, id: u64, v: &[f32]) -> usize {
+        let slot = self.ids.len();
+        self.vectors.extend_from_slice(v);
+        self.ids.push(id);
+        self.live.push(true);
+        self.slot_of.insert(id, slot);
+        slot
+    }
+
+    fn prepare(&self, id: Option<u64>, v: &[f32]) -> Result<Vec<f32>, IndexError> {
+        if v.len() != self.dim {
+            return Err(IndexError::DimensionMismatch {
+                expected: self.dim,
+                got: v.len(),
+            });
+        }
+        normalized(v).map_err(|reason| IndexError::InvalidVector {
+            id,
+            reason: reason.to_string(),
+        })
+    }
+
+    fn vector(&self, slot: usize) -> &[f32] {
+        &self.vectors[slot * self.dim..(slot + 1) * self.dim]
+    }
+
+    fn graph_search(
+        &self,
+        q: &[f32],
+        k: usize,
+        ef: usize,
+        filter: Option<IdFilter<'_>>,
+    ) -> Vec<(u64, f32)> {
+        let allowed = |slot: usize| {
+            slot < self.ids.len() && self.live[slot] && filter.is_none_or(|f| f(self.ids[slot]))
+        };
+        // Without tombstones or a filter, hnsw_rs's unfiltered walk stops earlier.
+        let slots = if filter.is_none() && self.tombstones() == 0 {
+            self.graph.search(q, ef, None)
+        } else {
+            self.graph.search(q, ef, Some(&allowed))
+        };
+        // Rescore from our own copy: exact dot products (hnsw_rs's distances are clamped).
+        let mut hits: Vec<(u64, f32)> = slots
+            .into_iter()
+            .filter(|&slot| allowed(slot))
+            .map(|slot| (self.ids[slot], dot(q, self.vector(slot))))
+            .collect();
+        sort_hits(&mut hits);
+        hits.dedup_by_key(|h| h.0);
+        hits.truncate(k);
+        hits
+    }
+
+    fn scan(&self, q: &[f32], k: usize, filter: Option<IdFilter<'_>>) -> Vec<(u64, f32)> {
+        let mut heap: BinaryHeap<Worst> = BinaryHeap::with_capacity(k + 1);
+        for (slot, &id) in self.ids.iter().enumerate() {
+            if !self.live[slot] || !filter.is_none_or(|f| f(id)) {
+                continue;
+            }
+            let cand = Worst {
+                score: dot(q, self.vector(slot)),
+                id,
+            };
+            if heap.len() < k {
+                heap.push(cand);
+            } else if let Some(mut worst) = heap.peek_mut()
+                && cand < *worst
+            {
+                *worst = cand;
+            }
+        }
+        let mut hits: Vec<(u64, f32)> = heap.into_iter().map(|c| (c.id, c.score)).collect();
+        sort_hits(&mut hits);
+        hits
+    }
+
+    /// Fraction of live vectors passing `filter`, from an evenly spaced sample of slots.
+    fn estimate_pass_fraction(&self, filter: IdFilter<'_>) -> f64 {
+        let n = self.ids.len();
+        let step = (n / FILTER_SAMPLE).max(1);
+        let (mut live, mut pass) = (0usize, 0usize);
+        for slot in (0..n).step_by(step) {
+            if self.live[slot] {
+                live += 1;
+                pass += usize::from(filter(self.ids[slot]));
+            }
+        }
+        if live == 0 {
+            0.0
+        } else {
+            pass as f64 / live as f64
+        }
+    }
+}
