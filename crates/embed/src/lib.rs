@@ -1,0 +1,318 @@
+//! Local sentence embeddings with a BERT-family model run by Candle, matching
+//! sentence-transformers.
+//!
+//! Point [`Embedder::load`] at a sentence-transformers model folder (`config.json`,
+//! `tokenizer.json`, `model.safetensors`, `sentence_bert_config.json`, `1_Pooling/config.json`),
+//! or let [`resolve_model_dir`] find one. Texts are tokenized with the model's own tokenizer,
+//! truncated at the model's `max_seq_length` (special tokens included), batched by token length
+//! so little padding is computed, pooled over real tokens only (mean, or CLS when the model says
+//! so) and L2-normalised. A text's vector does not depend on the batch it was embedded in.
+//!
+//! The [`Embedder`] is `Send + Sync`; embedding takes `&self`, so share it through an `Arc`.
+//! [`Embedder::fingerprint`] identifies the vector space; store it with the vectors and refuse
+//! to mix spaces.
+//!
+//! # Example
+//!
+//! ```no_run
+//! use rag_embed::{Embedder, EmbedderConfig, resolve_model_dir};
+//!
+//! # fn main() -> Result<(), rag_embed::EmbedError> {
+//! let dir = resolve_model_dir(None, &["models".into()])?;
+//! let embedder = Embedder::load(&dir, EmbedderConfig::default())?;
+//! let docs = embedder.embed_documents(&["Traefik is a reverse proxy.", "Routers match requests."])?;
+//! let query = embedder.embed_query("what is traefik?")?;
+//! let scores: Vec<f32> = docs
+//!     .iter()
+//!     .map(|d| d.iter().zip(&query).map(|(a, b)| a * b).sum())
+//!     .collect();
+//! assert_eq!(docs[0].len(), embedder.dim());
+//! # let _ = scores;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # Threads
+//!
+//! Matrix products (almost all of the work) run on a thread pool owned by the embedder, sized by
+//! [`EmbedderConfig::threads`]. Candle runs its element-wise kernels on a process-wide pool sized
+//! once, at first use, from `CANDLE_NUM_THREADS` (else `RAYON_NUM_THREADS`, else the physical
+//! core count); a program that must stay on fewer cores sets `CANDLE_NUM_THREADS` at startup.
+//!
+//! # Crate features
+//!
+//! None. CPU only, f32 (f16/bf16 are slower on CPU and break candle's attention mask).
+
+mod config;
+mod error;
+mod fingerprint;
+mod model;
+mod resolve;
+
+use std::borrow::Cow;
+use std::path::Path;
+
+use tokenizers::{Tokenizer, TruncationDirection, TruncationParams, TruncationStrategy};
+
+pub use error::EmbedError;
+pub use fingerprint::ModelFingerprint;
+pub use resolve::{DEFAULT_MODEL_NAME, MODEL_DIR_ENV, resolve_model_dir};
+
+use config::ModelSpec;
+use model::Bert;
+
+/// Settings for an [`Embedder`]; the defaults suit all-MiniLM-L6-v2 on a laptop CPU.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EmbedderConfig {
+    /// Texts per forward pass (after sorting by length). 8–32 is best on CPU. Default 16.
+    pub batch_size: usize,
+    /// Threads for the matrix products; `None` uses every core.
+    pub threads: Option<usize>,
+    /// Prepended to every query (E5 models want `"query: "`). Default empty.
+    pub query_prefix: String,
+    /// Prepended to every document (E5 models want `"passage: "`). Default empty.
+    pub passage_prefix: String,
+}
+
+impl Default for EmbedderConfig {
+    fn default() -> Self {
+        EmbedderConfig {
+            batch_size: 16,
+            threads: None,
+            query_prefix: String::new(),
+            passage_prefix: String::new(),
+        }
+    }
+}
+
+/// A loaded sentence-embedding model. Cheap to share: `Send + Sync`, every method takes `&self`.
+pub struct Embedder {
+    model: Bert,
+    /// Truncates at `max_seq_len`, never pads (batches are padded by hand, to their longest).
+    tokenizer: Tokenizer,
+    /// No truncation, so callers can see how far over the cap a text is.
+    counter: Tokenizer,
+    pool: rayon::ThreadPool,
+    config: EmbedderConfig,
+    max_seq_len: usize,
+    fingerprint: ModelFingerprint,
+}
+
+impl std::fmt::Debug for Embedder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Embedder")
+            .field("fingerprint", &self.fingerprint)
+            .field("config", &self.config)
+            .field("threads", &self.pool.current_num_threads())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Embedder {
+    /// Loads a sentence-transformers BERT model folder.
+    ///
+    /// Errors name the offending file: a missing `config.json`, unreadable or corrupt
+    /// `model.safetensors`, an architecture other than BERT, a pooling mode not supported.
+    pub fn load(model_dir: &Path, config: EmbedderConfig) -> Result<Embedder, EmbedError> {
+        if config.batch_size == 0 {
+            return Err(EmbedError::InvalidSetting(
+                "batch_size must be at least 1".into(),
+            ));
+        }
+        if config.threads == Some(0) {
+            return Err(EmbedError::InvalidSetting(
+                "threads must be at least 1".into(),
+            ));
+        }
+        let spec = ModelSpec::read(model_dir)?;
+
+        let tok_err = |message: String| EmbedError::Tokenizer {
+            path: spec.tokenizer.clone(),
+            message,
+        };
+        let mut counter =
+            Tokenizer::from_file(&spec.tokenizer).map_err(|e| tok_err(e.to_string()))?;
+        // tokenizer.json ships truncation 128 and fixed padding 128 for the training setup;
+        // sentence-transformers ignores both and uses max_seq_length with dynamic padding.
+        counter.with_padding(None);
+        counter
+            .with_truncation(None)
+            .map_err(|e| tok_err(e.to_string()))?;
+        let mut tokenizer = counter.clone();
+        tokenizer
+            .with_truncation(Some(TruncationParams {
+                direction: TruncationDirection::Right,
+                max_length: spec.max_seq_len,
+                strategy: TruncationStrategy::LongestFirst,
+                stride: 0,
+            }))
+            .map_err(|e| tok_err(e.to_string()))?;
+
+        let weights = config::read_file(&spec.weights).map_err(|err| match err {
+            EmbedError::MissingFile { path } => EmbedError::Weights {
+                path,
+                message: "file not found".into(),
+            },
+            other => other,
+        })?;
+        let weights_blake3 = blake3::hash(&weights).to_hex().to_string();
+        let model = Bert::load(&spec, &weights)?;
+        drop(weights);
+
+        let threads = config.threads.unwrap_or_else(|| {
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1)
+        });
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .thread_name(|i| format!("rag-embed-{i}"))
+            .build()
+            .map_err(|e| {
+                EmbedError::InvalidSetting(format!("cannot start {threads} threads: {e}"))
+            })?;
+
+        let fingerprint = ModelFingerprint {
+            name: model_name(model_dir),
+            weights_blake3,
+            dim: model.dim(),
+            pooling: spec.pooling.as_str().to_string(),
+            normalize: true,
+            max_seq_len: spec.max_seq_len,
+            query_prefix: config.query_prefix.clone(),
+            passage_prefix: config.passage_prefix.clone(),
+        };
+        log::info!(
+            "loaded embedder {} with {threads} threads",
+            fingerprint.id()
+        );
+        Ok(Embedder {
+            model,
+            tokenizer,
+            counter,
+            pool,
+            max_seq_len: spec.max_seq_len,
+            config,
+            fingerprint,
+        })
+    }
+
+    /// Embeds documents (the passage path: `passage_prefix` is prepended). Vectors come back
+    /// L2-normalised, one per text, in input order.
+    pub fn embed_documents(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        self.embed_with_prefix(texts, &self.config.passage_prefix)
+    }
+
+    /// Embeds one search query (the query path: `query_prefix` is prepended).
+    pub fn embed_query(&self, text: &str) -> Result<Vec<f32>, EmbedError> {
+        let mut out = self.embed_with_prefix(&[text], &self.config.query_prefix)?;
+        Ok(out.pop().unwrap_or_default())
+    }
+
+    /// Vector dimension (384 for all-MiniLM-L6-v2).
+    pub fn dim(&self) -> usize {
+        self.model.dim()
+    }
+
+    /// Tokens per text, special tokens included, beyond which text is ignored (256 for
+    /// all-MiniLM-L6-v2, from `sentence_bert_config.json`).
+    pub fn max_seq_len(&self) -> usize {
+        self.max_seq_len
+    }
+
+    /// Tokens the document path would feed the model for `text` (with `passage_prefix` and the
+    /// special tokens) *before* truncation, so a chunker can keep chunks within
+    /// [`max_seq_len`](Self::max_seq_len). Thread-safe; skips offset tracking for speed.
+    pub fn count_tokens(&self, text: &str) -> usize {
+        let text = with_prefix(&self.config.passage_prefix, text);
+        match self.counter.encode_fast(text.as_ref(), true) {
+            Ok(encoding) => encoding.len(),
+            Err(err) => {
+                // Never seen with BERT's WordPiece; over-count so callers split rather than
+                // silently truncate.
+                log::warn!("token count failed ({err}); estimating from byte length");
+                text.len() + 2
+            }
+        }
+    }
+
+    /// Token ids the document path feeds the model for `text` (prefix, special tokens,
+    /// truncation applied). Useful to check tokenization against another implementation.
+    pub fn document_token_ids(&self, text: &str) -> Result<Vec<u32>, EmbedError> {
+        self.encode(text, &self.config.passage_prefix)
+    }
+
+    /// What the vectors depend on; store it and refuse to mix vectors of different spaces.
+    pub fn fingerprint(&self) -> &ModelFingerprint {
+        &self.fingerprint
+    }
+
+    /// The settings this embedder was loaded with.
+    pub fn config(&self) -> &EmbedderConfig {
+        &self.config
+    }
+
+    /// Threads the matrix products run on.
+    pub fn threads(&self) -> usize {
+        self.pool.current_num_threads()
+    }
+
+    fn encode(&self, text: &str, prefix: &str) -> Result<Vec<u32>, EmbedError> {
+        let text = with_prefix(prefix, text);
+        let encoding = self
+            .tokenizer
+            .encode_fast(text.as_ref(), true)
+            .map_err(|e| EmbedError::Tokenize(e.to_string()))?;
+        Ok(encoding.get_ids().to_vec())
+    }
+
+    fn embed_with_prefix(&self, texts: &[&str], prefix: &str) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let encoded = texts
+            .iter()
+            .map(|t| self.encode(t, prefix))
+            .collect::<Result<Vec<_>, _>>()?;
+        // Longest first, so similar lengths share a batch and padding stays small; results are
+        // written back by index, so callers see input order.
+        let mut order: Vec<usize> = (0..encoded.len()).collect();
+        order.sort_by_key(|&i| std::cmp::Reverse(encoded[i].len()));
+        let mut out = vec![Vec::new(); encoded.len()];
+        self.pool.install(|| {
+            for batch in order.chunks(self.config.batch_size) {
+                let ids: Vec<&[u32]> = batch.iter().map(|&i| encoded[i].as_slice()).collect();
+                let vectors = self.model.embed_batch(&ids)?;
+                for (&i, v) in batch.iter().zip(vectors) {
+                    out[i] = v;
+                }
+            }
+            Ok::<_, EmbedError>(())
+        })?;
+        Ok(out)
+    }
+}
+
+fn with_prefix<'a>(prefix: &str, text: &'a str) -> Cow<'a, str> {
+    if prefix.is_empty() {
+        Cow::Borrowed(text)
+    } else {
+        Cow::Owned(format!("{prefix}{text}"))
+    }
+}
+
+/// The folder name, or the repository name for a Hugging Face cache snapshot
+/// (`models--org--name/snapshots/<commit>`), so both spell all-MiniLM-L6-v2 the same.
+fn model_name(dir: &Path) -> String {
+    let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    let name_of = |p: Option<&Path>| {
+        p.and_then(Path::file_name)
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    };
+    let parent = dir.parent();
+    if name_of(parent) == "snapshots" {
+        let repo = name_of(parent.and_then(Path::parent));
+        if let Some(rest) = repo.strip_prefix("models--") {
+            return rest.rsplit("--").next().unwrap_or(rest).to_string();
+        }
+    }
+    name_of(Some(&dir))
+}
