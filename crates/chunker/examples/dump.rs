@@ -1,0 +1,47 @@
+//! Prints the chunks of one file: `cargo run -p rag-chunker --example dump -- PATH [ROOT]`.
+//! Uses a whitespace counter unless the tokenizer is available (dev builds only).
+
+use std::sync::Arc;
+
+use rag_chunker::{Chunker, ChunkerConfig, TokenCounter};
+
+struct Hf(tokenizers::Tokenizer);
+
+impl TokenCounter for Hf {
+    fn count(&self, text: &str) -> usize {
+        self.0
+            .encode_fast(text, true)
+            .map(|e| e.len())
+            .unwrap_or(usize::MAX)
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let root = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/corpora/traefik/docs"
+    );
+    let rel = &args[1];
+    let src = std::fs::read_to_string(format!("{root}/{rel}")).expect("read");
+    let tok = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../models/all-MiniLM-L6-v2/tokenizer.json"
+    );
+    let mut t = tokenizers::Tokenizer::from_file(tok).expect("tokenizer");
+    t.with_truncation(None).expect("trunc");
+    t.with_padding(None);
+    let chunker = Chunker::new(Arc::new(Hf(t)), ChunkerConfig::default()).expect("config");
+    let doc = chunker.chunk(rel, &src).expect("chunk");
+    for c in &doc.chunks {
+        println!(
+            "===== #{} {:?} tokens={} range={:?} meta={:?}",
+            c.ordinal,
+            c.heading_path,
+            c.tokens,
+            c.byte_range,
+            c.metadata.get("table_keys").map(|v| v.to_string().len())
+        );
+        println!("{}", c.text);
+    }
+}

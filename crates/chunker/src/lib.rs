@@ -1,0 +1,381 @@
+//! Structure-aware, token-budgeted chunking of Markdown and plain-text documents for retrieval.
+//!
+//! A document is parsed into blocks (pulldown-cmark with GFM tables for Markdown; blank-line
+//! paragraphs and numbered headings for `.txt`). Consecutive small blocks of one section are
+//! merged up to [`ChunkerConfig::target_tokens`]; a chunk never crosses a heading and a heading is
+//! never a chunk alone. Tables, code blocks and lists that fit are kept whole; oversized ones are
+//! split between rows, lines or items with the table header, the code fence or the list intro
+//! repeated on every piece. Every chunk's embedded text starts with a breadcrumb
+//! (`Title > Section > Subsection`) and, counted with the model's own tokenizer including its
+//! special tokens, never exceeds [`ChunkerConfig::max_tokens`].
+//!
+//! Token counts are exact without re-tokenizing merges: for tokenizers whose pre-tokenizer splits
+//! on whitespace (BERT word-piece), each distinct word is counted once and ranges are summed.
+//!
+//! # Example
+//!
+//! ```
+//! use std::sync::Arc;
+//! use rag_chunker::{Chunker, ChunkerConfig, TokenCounter};
+//!
+//! /// One token per whitespace-separated word, plus two special tokens.
+//! struct Words;
+//! impl TokenCounter for Words {
+//!     fn count(&self, text: &str) -> usize {
+//!         text.split_whitespace().count() + 2
+//!     }
+//! }
+//!
+//! let chunker = Chunker::new(Arc::new(Words), ChunkerConfig::default()).unwrap();
+//! let doc = chunker
+//!     .chunk("guide/setup.md", "---\ntitle: Setup\n---\n# Install\n\nRun `make`.\n")
+//!     .unwrap();
+//! assert_eq!(doc.title, "Setup");
+//! assert_eq!(doc.chunks.len(), 1);
+//! assert_eq!(doc.chunks[0].text, "Setup > Install\n\n# Install\n\nRun `make`.");
+//! assert_eq!(doc.chunks[0].heading_path, ["Setup", "Install"]);
+//! ```
+//!
+//! # Crate features
+//!
+//! None: the crate depends on no tokenizer; callers pass a [`TokenCounter`].
+
+mod blocks;
+mod count;
+mod frontmatter;
+mod markdown;
+mod pack;
+mod plaintext;
+
+use std::collections::HashMap;
+use std::ops::Range;
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use crate::count::{Counting, Tokens};
+
+/// Bumped whenever the chunker's output for the same input and config may change.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// Counts tokens as the embedding model sees them, INCLUDING the model's special tokens
+/// ([CLS]/[SEP]).
+///
+/// The chunker probes whether counts add up over whitespace-separated words (true for BERT
+/// word-piece tokenizers with truncation and padding disabled). If they do, each distinct word is
+/// counted once; otherwise every candidate range is counted whole, which is exact but slower.
+pub trait TokenCounter: Send + Sync {
+    /// Number of tokens of `text`, special tokens included (so `count("")` is their number).
+    fn count(&self, text: &str) -> usize;
+}
+
+/// Sizes for [`Chunker`], in tokens of the embedding model, special tokens and breadcrumb included.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ChunkerConfig {
+    /// Hard cap: no chunk's text exceeds it (the model's max sequence length).
+    pub max_tokens: usize,
+    /// Small blocks of one section are merged until the next would pass this.
+    pub target_tokens: usize,
+    /// Most tokens of overlap between pieces of an oversized paragraph (sentence-aligned).
+    pub overlap_tokens: usize,
+}
+
+impl Default for ChunkerConfig {
+    fn default() -> Self {
+        ChunkerConfig {
+            max_tokens: 256,
+            target_tokens: 200,
+            overlap_tokens: 32,
+        }
+    }
+}
+
+/// Errors of the chunker.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ChunkError {
+    /// The configuration cannot produce valid chunks.
+    #[error("invalid chunker config: {0}")]
+    InvalidConfig(String),
+    /// A chunk could not be brought under the cap (only with a counter whose counts do not add
+    /// up over words, on pathological input).
+    #[error("{path}: cannot fit a chunk into {max} tokens")]
+    OverBudget {
+        /// Document path.
+        path: String,
+        /// The configured cap.
+        max: usize,
+    },
+}
+
+/// A chunked document.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Document {
+    /// Front matter `title`, else the first H1, else the file name.
+    pub title: String,
+    /// Parsed front matter (all fields).
+    pub metadata: Map<String, Value>,
+    /// Chunks in document order.
+    pub chunks: Vec<Chunk>,
+    /// Non-fatal problems (e.g. malformed front matter kept as text).
+    pub warnings: Vec<String>,
+}
+
+/// One embeddable piece of a document, with its provenance.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Chunk {
+    /// 32 hex chars, from path, text and the number of earlier chunks of the file with the same
+    /// text: independent of position, so edits elsewhere in the file do not change it.
+    pub id: String,
+    /// Document path relative to the indexed folder, '/'-separated.
+    pub path: String,
+    /// Document title.
+    pub title: String,
+    /// Document title, then the headings above this chunk.
+    pub heading_path: Vec<String>,
+    /// Position in the file.
+    pub ordinal: usize,
+    /// Into the original source (front matter and BOM included): `source[byte_range]` is the
+    /// body, verbatim except that table delimiter rows are embedded compacted (`|:---|---|`)
+    /// and split blocks repeat their table header, code fence or list intro.
+    pub byte_range: Range<usize>,
+    /// Exactly what gets embedded: breadcrumb, blank line, body.
+    pub text: String,
+    /// Tokens of `text` including special tokens; never above `max_tokens`.
+    pub tokens: usize,
+    /// blake3 hex of `text`.
+    pub hash: String,
+    /// Front matter scalars and tags, plus `table_keys` (first cells of table rows) if any.
+    pub metadata: Map<String, Value>,
+}
+
+/// Splits documents into chunks. Cheap to share across threads (`Send + Sync`); it keeps a word
+/// count cache shared by all calls.
+pub struct Chunker {
+    counting: Counting,
+    config: ChunkerConfig,
+}
+
+impl std::fmt::Debug for Chunker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Chunker")
+            .field("config", &self.config)
+            .field("specials", &self.counting.specials)
+            .field("additive", &self.counting.additive)
+            .finish()
+    }
+}
+
+impl Chunker {
+    /// Validates `config` against the counter (its special tokens must leave room for text).
+    pub fn new(
+        counter: Arc<dyn TokenCounter>,
+        config: ChunkerConfig,
+    ) -> Result<Chunker, ChunkError> {
+        let counting = Counting::new(counter);
+        let c = &config;
+        let err = |m: String| Err(ChunkError::InvalidConfig(m));
+        if c.max_tokens < counting.specials + 16 {
+            return err(format!(
+                "max_tokens {} leaves fewer than 16 tokens after {} special tokens",
+                c.max_tokens, counting.specials
+            ));
+        }
+        if c.target_tokens == 0 || c.target_tokens > c.max_tokens {
+            return err(format!(
+                "target_tokens {} must be in 1..={}",
+                c.target_tokens, c.max_tokens
+            ));
+        }
+        if c.overlap_tokens * 2 > c.target_tokens {
+            return err(format!(
+                "overlap_tokens {} must be at most half of target_tokens {}",
+                c.overlap_tokens, c.target_tokens
+            ));
+        }
+        if !counting.additive {
+            log::warn!(
+                "token counts do not add up over words: counting every range whole (slower)"
+            );
+        }
+        Ok(Chunker { counting, config })
+    }
+
+    /// The configuration in use.
+    pub fn config(&self) -> &ChunkerConfig {
+        &self.config
+    }
+
+    /// Changes whenever output for the same input could change: crate version, format version
+    /// and config.
+    pub fn fingerprint(&self) -> String {
+        let c = &self.config;
+        format!(
+            "rag-chunker/{}/format-{}/max-{}/target-{}/overlap-{}",
+            env!("CARGO_PKG_VERSION"),
+            FORMAT_VERSION,
+            c.max_tokens,
+            c.target_tokens,
+            c.overlap_tokens
+        )
+    }
+
+    /// Chunks one document. `path` is relative to the indexed folder with '/' separators; a
+    /// `.txt` extension selects plain-text rules, anything else Markdown.
+    pub fn chunk(&self, path: &str, source: &str) -> Result<Document, ChunkError> {
+        let mut slack = 0;
+        loop {
+            let doc = self.chunk_with_slack(path, source, slack);
+            let over = doc.chunks.iter().any(|c| c.tokens > self.config.max_tokens);
+            if !over {
+                return Ok(doc);
+            }
+            // Only reachable with a non-additive counter: hold back more and retry.
+            let room = self.config.max_tokens - self.counting.specials;
+            if slack >= room / 2 {
+                return Err(ChunkError::OverBudget {
+                    path: path.into(),
+                    max: self.config.max_tokens,
+                });
+            }
+            slack = (slack * 2).max(4);
+        }
+    }
+
+    fn chunk_with_slack(&self, path: &str, source: &str, slack: usize) -> Document {
+        let mut warnings = Vec::new();
+        let bom = if source.starts_with('\u{FEFF}') {
+            '\u{FEFF}'.len_utf8()
+        } else {
+            0
+        };
+        let is_txt = path.rsplit('/').next().is_some_and(|f| {
+            f.len() > 4
+                && f.get(f.len() - 4..)
+                    .is_some_and(|e| e.eq_ignore_ascii_case(".txt"))
+        });
+        let (body_start, metadata) = if is_txt {
+            (bom, Map::new())
+        } else {
+            match frontmatter::parse(source, bom) {
+                Ok(Some(fm)) => (fm.body_start, fm.metadata),
+                Ok(None) => (bom, Map::new()),
+                Err(msg) => {
+                    log::warn!("{path}: {msg}; keeping it as text");
+                    warnings.push(format!("{msg}; kept as text"));
+                    (bom, Map::new())
+                }
+            }
+        };
+        let body = body_start..source.len();
+        let (txt_title, mut blocks) = if is_txt {
+            plaintext::parse(source, body.clone())
+        } else {
+            (None, markdown::parse(source, body.clone()))
+        };
+        blocks::tile(source, &mut blocks, body.clone());
+        if let Some(first) = blocks.first_mut() {
+            first.range.start = blocks::trim_start(source, first.range.clone());
+        }
+
+        let title = metadata
+            .get("title")
+            .and_then(Value::as_str)
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .map(String::from)
+            .or(txt_title)
+            .or_else(|| {
+                blocks.iter().find_map(|b| match &b.kind {
+                    blocks::Kind::Heading { level: 1, text } if !text.is_empty() => {
+                        Some(text.clone())
+                    }
+                    _ => None,
+                })
+            })
+            .unwrap_or_else(|| file_title(path));
+
+        let mut rewrites = Vec::new();
+        markdown::delimiter_rewrites(source, &blocks, &mut rewrites);
+        let tokens = Tokens::new(&self.counting, source, body, rewrites);
+        let cx = pack::Cx {
+            tok: &tokens,
+            src: source,
+            max_tokens: self.config.max_tokens,
+            target_tokens: self.config.target_tokens,
+            overlap_tokens: self.config.overlap_tokens,
+            slack,
+            title: title.clone(),
+        };
+        let emitted = cx.pack_document(&blocks);
+
+        let base_meta = frontmatter::chunk_metadata(&metadata);
+        let mut seen: HashMap<blake3::Hash, usize> = HashMap::new();
+        let mut chunks = Vec::with_capacity(emitted.len());
+        for (ordinal, e) in emitted.into_iter().enumerate() {
+            let p = e.piece;
+            let mut text = String::with_capacity(
+                e.breadcrumb.len() + 2 + p.prefix.len() + p.range.len() + p.suffix.len(),
+            );
+            if !e.breadcrumb.is_empty() {
+                text.push_str(&e.breadcrumb);
+                text.push_str("\n\n");
+            }
+            text.push_str(&p.prefix);
+            text.push_str(&tokens.render(p.range.clone()));
+            text.push_str(&p.suffix);
+            let n_tokens = if self.counting.additive {
+                self.counting.specials + e.bc_tokens + p.tokens
+            } else {
+                self.counting.counter.count(&text)
+            };
+            let hash = blake3::hash(text.as_bytes());
+            let dup = seen.entry(hash).or_insert(0);
+            let mut h = blake3::Hasher::new();
+            h.update(path.as_bytes());
+            h.update(b"\0");
+            h.update(text.as_bytes());
+            h.update(b"\0");
+            h.update(dup.to_string().as_bytes());
+            *dup += 1;
+            let id = h.finalize().to_hex()[..32].to_string();
+            let mut meta = base_meta.clone();
+            if !p.keys.is_empty() {
+                meta.insert("table_keys".into(), Value::from(p.keys));
+            }
+            let mut heading_path = Vec::with_capacity(e.path.len() + 1);
+            heading_path.push(title.clone());
+            heading_path.extend(e.path);
+            chunks.push(Chunk {
+                id,
+                path: path.to_string(),
+                title: title.clone(),
+                heading_path,
+                ordinal,
+                byte_range: p.range,
+                text,
+                tokens: n_tokens,
+                hash: hash.to_hex().to_string(),
+                metadata: meta,
+            });
+        }
+        Document {
+            title,
+            metadata,
+            chunks,
+            warnings,
+        }
+    }
+}
+
+/// File name without extension, the title of last resort.
+fn file_title(path: &str) -> String {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let stem = name.rsplit_once('.').map_or(name, |(s, _)| s);
+    let stem = if stem.trim().is_empty() { name } else { stem };
+    if stem.trim().is_empty() {
+        "Untitled".into()
+    } else {
+        stem.trim().to_string()
+    }
+}

@@ -1,0 +1,321 @@
+//! Markdown to block tree with pulldown-cmark (CommonMark + GFM tables), plus mkdocs containers.
+
+use std::ops::Range;
+
+use pulldown_cmark::{CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
+
+use crate::blocks::{Block, Kind};
+
+/// Deeper block nesting is folded into its ancestor: keeps recursion bounded on hostile input.
+const MAX_DEPTH: usize = 24;
+/// Containers nested deeper than this are not re-parsed.
+const MAX_CONTAINER_DEPTH: usize = 6;
+
+/// Top-level blocks of `source[body]`, ranges in `source` coordinates (not yet tiled).
+pub(crate) fn parse(source: &str, body: Range<usize>) -> Vec<Block> {
+    let mut blocks = parse_text(&source[body.clone()], 0);
+    shift(&mut blocks, &|o| o + body.start);
+    blocks
+}
+
+fn options() -> Options {
+    Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS
+}
+
+fn block_kind(tag: &Tag<'_>) -> Option<Kind> {
+    Some(match tag {
+        Tag::Paragraph => Kind::Paragraph,
+        Tag::Heading { level, .. } => Kind::Heading {
+            level: level_num(*level),
+            text: String::new(),
+        },
+        Tag::BlockQuote(_) => Kind::Quote,
+        Tag::CodeBlock(CodeBlockKind::Fenced(_)) => Kind::FencedCode,
+        Tag::CodeBlock(CodeBlockKind::Indented) => Kind::IndentedCode,
+        Tag::HtmlBlock => Kind::Html,
+        Tag::List(_) => Kind::List,
+        Tag::Item => Kind::Item,
+        Tag::Table(_) => Kind::Table,
+        Tag::FootnoteDefinition(_)
+        | Tag::DefinitionList
+        | Tag::DefinitionListTitle
+        | Tag::DefinitionListDefinition
+        | Tag::MetadataBlock(_) => Kind::Other,
+        _ => return None,
+    })
+}
+
+fn is_block_end(end: &TagEnd) -> bool {
+    matches!(
+        end,
+        TagEnd::Paragraph
+            | TagEnd::Heading(_)
+            | TagEnd::BlockQuote(_)
+            | TagEnd::CodeBlock
+            | TagEnd::HtmlBlock
+            | TagEnd::List(_)
+            | TagEnd::Item
+            | TagEnd::Table
+            | TagEnd::FootnoteDefinition
+            | TagEnd::DefinitionList
+            | TagEnd::DefinitionListTitle
+            | TagEnd::DefinitionListDefinition
+            | TagEnd::MetadataBlock(_)
+    )
+}
+
+fn level_num(l: HeadingLevel) -> u8 {
+    match l {
+        HeadingLevel::H1 => 1,
+        HeadingLevel::H2 => 2,
+        HeadingLevel::H3 => 3,
+        HeadingLevel::H4 => 4,
+        HeadingLevel::H5 => 5,
+        HeadingLevel::H6 => 6,
+    }
+}
+
+/// Blocks of `text` with ranges relative to `text`.
+fn parse_text(text: &str, container_depth: usize) -> Vec<Block> {
+    let mut top: Vec<Block> = Vec::new();
+    let mut stack: Vec<Block> = Vec::new();
+    // Block starts ignored because of MAX_DEPTH, so their ends are ignored too.
+    let mut folded = 0usize;
+    for (event, range) in Parser::new_ext(text, options()).into_offset_iter() {
+        match event {
+            Event::Start(tag) => {
+                if let Some(kind) = block_kind(&tag) {
+                    if stack.len() >= MAX_DEPTH {
+                        folded += 1;
+                    } else {
+                        stack.push(Block::leaf(kind, range));
+                    }
+                }
+            }
+            Event::End(end) if is_block_end(&end) => {
+                if folded > 0 {
+                    folded -= 1;
+                    continue;
+                }
+                if let Some(mut b) = stack.pop() {
+                    if let Kind::Heading { text, .. } = &mut b.kind {
+                        *text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+                    }
+                    b.range.end = b.range.end.max(b.range.start);
+                    match stack.last_mut() {
+                        Some(parent) => parent.children.push(b),
+                        None => top.push(b),
+                    }
+                }
+            }
+            Event::Text(t) | Event::Code(t) => {
+                if let Some(Block {
+                    kind: Kind::Heading { text, .. },
+                    ..
+                }) = stack.last_mut()
+                {
+                    text.push_str(&t);
+                }
+            }
+            Event::SoftBreak | Event::HardBreak => {
+                if let Some(Block {
+                    kind: Kind::Heading { text, .. },
+                    ..
+                }) = stack.last_mut()
+                {
+                    text.push(' ');
+                }
+            }
+            Event::Rule => {
+                let b = Block::leaf(Kind::Other, range);
+                match stack.last_mut() {
+                    Some(parent) => parent.children.push(b),
+                    None => top.push(b),
+                }
+            }
+            _ => {}
+        }
+    }
+    // An unbalanced stack cannot happen with pulldown-cmark, but never lose blocks if it does.
+    while let Some(b) = stack.pop() {
+        match stack.last_mut() {
+            Some(parent) => parent.children.push(b),
+            None => top.push(b),
+        }
+    }
+    sanitize(&mut top, text.len());
+    containers(text, &mut top, container_depth);
+    top
+}
+
+/// Keeps ranges ordered and inside the text, whatever the parser reported.
+fn sanitize(blocks: &mut Vec<Block>, len: usize) {
+    blocks.sort_by_key(|b| b.range.start);
+    let mut prev_end = 0;
+    blocks.retain_mut(|b| {
+        b.range.start = b.range.start.min(len);
+        b.range.end = b.range.end.clamp(b.range.start, len);
+        if b.range.start < prev_end {
+            // Overlapping siblings: fold into the previous one (its range covers the bytes).
+            return false;
+        }
+        prev_end = b.range.end;
+        sanitize(&mut b.children, len);
+        b.children
+            .retain(|c| c.range.start >= b.range.start && c.range.end <= b.range.end);
+        true
+    });
+}
+
+fn is_container_marker(line: &str) -> bool {
+    let t = line.trim_start();
+    if line.len() - t.len() > 3 {
+        return false;
+    }
+    ["!!! ", "??? ", "???+ ", "=== "]
+        .iter()
+        .any(|m| t.starts_with(m))
+        || ["!!!", "???", "???+"].contains(&t.trim_end())
+}
+
+/// Folds `marker paragraph + indented code block` pairs (how CommonMark reads mkdocs admonitions
+/// and content tabs) into a Container whose children are parsed from the de-indented body.
+fn containers(text: &str, blocks: &mut Vec<Block>, depth: usize) {
+    let mut i = 0;
+    while i + 1 < blocks.len() {
+        let para = &blocks[i];
+        let next = &blocks[i + 1];
+        let marker_text = &text[para.range.clone()];
+        let single_line = !marker_text.trim_end().contains('\n');
+        if para.kind == Kind::Paragraph
+            && next.kind == Kind::IndentedCode
+            && single_line
+            && is_container_marker(marker_text)
+            && text[para.range.end..next.range.start].trim().is_empty()
+            && depth < MAX_CONTAINER_DEPTH
+        {
+            let marker_end = crate::blocks::trim_end(text, para.range.clone());
+            let marker = para.range.start..marker_end;
+            // The body starts on the line after the marker.
+            let body_start = text[marker_end..]
+                .find('\n')
+                .map_or(text.len(), |k| marker_end + k + 1);
+            let body_end = next.range.end.max(body_start);
+            let children = dedented_blocks(text, body_start..body_end, depth + 1);
+            let container = Block {
+                kind: Kind::Container {
+                    marker: marker.clone(),
+                },
+                range: para.range.start..body_end,
+                children,
+            };
+            blocks.splice(i..i + 2, [container]);
+        }
+        i += 1;
+    }
+    for b in blocks.iter_mut() {
+        if !matches!(b.kind, Kind::Container { .. }) && !b.children.is_empty() {
+            containers(text, &mut b.children, depth);
+        }
+    }
+}
+
+/// Parses `text[r]` with up to 4 columns of indentation removed per line, mapping ranges back.
+fn dedented_blocks(text: &str, r: Range<usize>, depth: usize) -> Vec<Block> {
+    let mut dedented = String::with_capacity(r.len());
+    // (offset in `dedented`, offset in `text`) at the start of each line's kept content.
+    let mut map: Vec<(usize, usize)> = Vec::new();
+    let mut pos = r.start;
+    for line in text[r.clone()].split_inclusive('\n') {
+        let strip = indent_to_strip(line);
+        map.push((dedented.len(), pos + strip));
+        dedented.push_str(&line[strip..]);
+        pos += line.len();
+    }
+    let mut blocks = parse_text(&dedented, depth);
+    let to_source = |o: usize| -> usize {
+        let k = map.partition_point(|&(d, _)| d <= o).saturating_sub(1);
+        match map.get(k) {
+            Some(&(d, s)) => s + (o - d),
+            None => r.start + o,
+        }
+    };
+    shift(&mut blocks, &to_source);
+    blocks
+}
+
+/// Bytes of leading indentation to remove: up to 4 spaces, or one tab.
+fn indent_to_strip(line: &str) -> usize {
+    let mut n = 0;
+    for b in line.bytes() {
+        match b {
+            b' ' if n < 4 => n += 1,
+            b'\t' if n == 0 => return 1,
+            _ => break,
+        }
+    }
+    n
+}
+
+fn shift(blocks: &mut [Block], f: &dyn Fn(usize) -> usize) {
+    for b in blocks {
+        b.range = f(b.range.start)..f(b.range.end);
+        if let Kind::Container { marker } = &mut b.kind {
+            *marker = f(marker.start)..f(marker.end);
+        }
+        shift(&mut b.children, f);
+    }
+}
+
+/// Compact replacements for the delimiter rows of tables: padded rows (`|:------|`) cost one
+/// token per dash and say nothing. Ranges are the trimmed rows in `source`.
+pub(crate) fn delimiter_rewrites(
+    source: &str,
+    blocks: &[Block],
+    out: &mut Vec<(Range<usize>, String)>,
+) {
+    for b in blocks {
+        if b.kind == Kind::Table {
+            let ls = crate::blocks::lines(source, b.range.clone());
+            if let Some(l) = ls
+                .iter()
+                .skip(1)
+                .find(|l| crate::pack::is_delimiter_row(&source[(*l).clone()]))
+            {
+                let line = &source[l.clone()];
+                let start = l.start + (line.len() - line.trim_start().len());
+                let end = l.start + line.trim_end().len();
+                let compact = compact_delimiter(&source[start..end]);
+                if compact.len() < end - start {
+                    out.push((start..end, compact));
+                }
+            }
+        }
+        delimiter_rewrites(source, &b.children, out);
+    }
+}
+
+fn compact_delimiter(row: &str) -> String {
+    let inner = row.strip_prefix('|').unwrap_or(row);
+    let inner = inner.strip_suffix('|').unwrap_or(inner);
+    let cells: Vec<String> = inner
+        .split('|')
+        .map(|c| {
+            let c = c.trim();
+            match (c.starts_with(':'), c.len() > 1 && c.ends_with(':')) {
+                (true, true) => ":---:",
+                (true, false) => ":---",
+                (false, true) => "---:",
+                (false, false) => "---",
+            }
+            .to_string()
+        })
+        .collect();
+    let lead = if row.starts_with('|') { "|" } else { "" };
+    let trail = if row.ends_with('|') && row.len() > 1 {
+        "|"
+    } else {
+        ""
+    };
+    format!("{lead}{}{trail}", cells.join("|"))
+}

@@ -1,0 +1,72 @@
+//! Shared test helpers: the real tokenizer and the real corpus, by relative path.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+use rag_chunker::{Chunker, ChunkerConfig, TokenCounter};
+
+pub const TOKENIZER: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../models/all-MiniLM-L6-v2/tokenizer.json"
+);
+pub const CORPUS: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../../shared/corpora/traefik/docs"
+);
+
+/// all-MiniLM-L6-v2's tokenizer without the truncation (128) and padding its file carries.
+pub struct Hf(pub tokenizers::Tokenizer);
+
+impl TokenCounter for Hf {
+    fn count(&self, text: &str) -> usize {
+        self.0
+            .encode_fast(text, true)
+            .map(|e| e.len())
+            .expect("tokenize")
+    }
+}
+
+pub fn hf() -> Arc<Hf> {
+    static HF: OnceLock<Arc<Hf>> = OnceLock::new();
+    HF.get_or_init(|| {
+        let mut t = tokenizers::Tokenizer::from_file(TOKENIZER).expect("tokenizer.json");
+        t.with_truncation(None).expect("no truncation");
+        t.with_padding(None);
+        Arc::new(Hf(t))
+    })
+    .clone()
+}
+
+pub fn chunker() -> Chunker {
+    Chunker::new(hf(), ChunkerConfig::default()).expect("default config")
+}
+
+/// (relative path, text) of every corpus file, sorted.
+pub fn corpus() -> Vec<(String, String)> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        for e in std::fs::read_dir(dir).expect("corpus dir") {
+            let p = e.expect("entry").path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|x| x == "md" || x == "txt") {
+                out.push(p);
+            }
+        }
+    }
+    let root = Path::new(CORPUS);
+    let mut files = Vec::new();
+    walk(root, &mut files);
+    files.sort();
+    files
+        .into_iter()
+        .map(|p| {
+            let rel = p
+                .strip_prefix(root)
+                .expect("prefix")
+                .to_string_lossy()
+                .replace('\\', "/");
+            (rel, std::fs::read_to_string(&p).expect("utf-8 corpus file"))
+        })
+        .collect()
+}

@@ -1,0 +1,129 @@
+//! Invariants over every file of the Traefik corpus, with the real tokenizer.
+
+mod common;
+
+use rag_chunker::{Chunk, Document};
+
+fn chunk_all() -> Vec<(String, String, Document)> {
+    let chunker = common::chunker();
+    common::corpus()
+        .into_iter()
+        .map(|(path, src)| {
+            let doc = chunker.chunk(&path, &src).expect("chunk");
+            (path, src, doc)
+        })
+        .collect()
+}
+
+/// Collapses whitespace, and table delimiter rows to their compact embedded form.
+fn normalize(s: &str) -> String {
+    let lines: Vec<String> = s
+        .lines()
+        .map(|l| {
+            let t = l.trim();
+            let delim =
+                t.contains('-') && t.chars().all(|c| matches!(c, '|' | '-' | ':' | ' ' | '\t'));
+            if delim {
+                let mut out = String::new();
+                for c in t.chars().filter(|c| !c.is_whitespace()) {
+                    if !(c == '-' && out.ends_with("---")) {
+                        out.push(c);
+                    }
+                }
+                out
+            } else {
+                l.to_string()
+            }
+        })
+        .collect();
+    lines
+        .join("\n")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn fence_lines(text: &str) -> usize {
+    text.lines()
+        .filter(|l| {
+            // A backtick fence's info string cannot contain backticks (CommonMark), so a line
+            // like "```a``` |" is an inline code span, not a fence.
+            let t = l.trim_start();
+            (t.starts_with("```") && !t.trim_start_matches('`').contains('`'))
+                || t.starts_with("~~~")
+        })
+        .count()
+}
+
+#[test]
+fn corpus_invariants() {
+    let hf = common::hf();
+    let docs = chunk_all();
+    assert_eq!(docs.len(), 171);
+    let (mut n, mut sum, mut max) = (0usize, 0usize, 0usize);
+    for (path, src, doc) in &docs {
+        for (i, c) in doc.chunks.iter().enumerate() {
+            let real = rag_chunker::TokenCounter::count(hf.as_ref(), &c.text);
+            assert_eq!(c.tokens, real, "{path} #{i}: reported vs real token count");
+            assert!(real <= 256, "{path} #{i}: {real} tokens");
+            assert_eq!(c.ordinal, i);
+            assert_eq!(c.hash, blake3::hash(c.text.as_bytes()).to_hex().to_string());
+            assert_eq!(c.id.len(), 32);
+            let body = &src[c.byte_range.clone()];
+            assert!(
+                normalize(&c.text).contains(&normalize(body)),
+                "{path} #{i}: body not verbatim in text"
+            );
+            assert_eq!(
+                fence_lines(&c.text) % 2,
+                0,
+                "{path} #{i}: unbalanced fence\n{}",
+                c.text
+            );
+            n += 1;
+            sum += real;
+            max = max.max(real);
+        }
+        check_coverage(path, src, &doc.chunks);
+    }
+    eprintln!(
+        "corpus: {} files, {n} chunks, mean {:.1} tokens, max {max}",
+        docs.len(),
+        sum as f64 / n as f64
+    );
+}
+
+/// Every non-whitespace byte of the body (after front matter) lies in some chunk's byte range.
+fn check_coverage(path: &str, src: &str, chunks: &[Chunk]) {
+    let mut covered = vec![false; src.len()];
+    for c in chunks {
+        covered[c.byte_range.clone()]
+            .iter_mut()
+            .for_each(|b| *b = true);
+    }
+    let body_start = chunks.first().map_or(src.len(), |c| c.byte_range.start);
+    // Front matter is not body: everything before the first chunk must be front matter.
+    if body_start > 0 {
+        let head = &src[..body_start];
+        assert!(
+            head.trim().is_empty() || head.trim_start().starts_with("---"),
+            "{path}: lost head {head:?}"
+        );
+    }
+    for (i, ch) in src[body_start..].char_indices() {
+        let i = i + body_start;
+        if !ch.is_whitespace() && !covered[i] {
+            let ctx = &src[i.saturating_sub(40)..(i + 40).min(src.len())];
+            panic!("{path}: byte {i} not covered: {ctx:?}");
+        }
+    }
+}
+
+#[test]
+fn deterministic() {
+    let a = chunk_all();
+    let b = chunk_all();
+    for ((p, _, da), (_, _, db)) in a.iter().zip(&b) {
+        assert_eq!(da, db, "{p}");
+    }
+}

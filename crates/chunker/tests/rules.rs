@@ -1,0 +1,412 @@
+//! The chunking rules of issue 3, one small document each, with the real tokenizer.
+
+mod common;
+
+use std::sync::Arc;
+
+use rag_chunker::{ChunkError, Chunker, ChunkerConfig, Document, TokenCounter};
+
+fn chunk(path: &str, src: &str) -> Document {
+    common::chunker().chunk(path, src).expect("chunk")
+}
+
+fn small(max: usize, target: usize) -> Chunker {
+    Chunker::new(
+        common::hf(),
+        ChunkerConfig {
+            max_tokens: max,
+            target_tokens: target,
+            overlap_tokens: 8,
+        },
+    )
+    .expect("config")
+}
+
+fn assert_cap(doc: &Document, max: usize) {
+    let hf = common::hf();
+    for c in &doc.chunks {
+        assert_eq!(c.tokens, hf.count(&c.text), "reported count: {}", c.text);
+        assert!(c.tokens <= max, "{} > {max}: {}", c.tokens, c.text);
+    }
+}
+
+#[test]
+fn front_matter_becomes_metadata_and_title() {
+    let src = "---\ntitle: \"Guide\"\ntags: [a, b]\nweight: 3\nnested: {x: 1}\n---\n\n# Heading One\n\nBody text.\n";
+    let doc = chunk("dir/guide.md", src);
+    assert_eq!(doc.title, "Guide");
+    assert_eq!(doc.metadata["weight"], 3);
+    assert_eq!(doc.chunks.len(), 1);
+    let c = &doc.chunks[0];
+    assert_eq!(c.heading_path, ["Guide", "Heading One"]);
+    assert!(c.text.starts_with("Guide > Heading One\n\n# Heading One"));
+    assert!(!c.text.contains("weight"), "front matter is not embedded");
+    assert_eq!(c.metadata["tags"], serde_json::json!(["a", "b"]));
+    assert!(!c.metadata.contains_key("nested"));
+    assert_eq!(&src[c.byte_range.clone()], "# Heading One\n\nBody text.");
+}
+
+#[test]
+fn malformed_front_matter_is_text_with_a_warning() {
+    let src = "---\ntitle: [unclosed\n---\n\nBody.\n";
+    let doc = chunk("x.md", src);
+    assert_eq!(doc.warnings.len(), 1, "{:?}", doc.warnings);
+    assert!(doc.chunks.iter().any(|c| c.text.contains("unclosed")));
+    assert_eq!(doc.title, "x");
+}
+
+#[test]
+fn title_falls_back_to_h1_then_file_name() {
+    assert_eq!(chunk("a/b.md", "intro\n\n# The H1\n\ntext").title, "The H1");
+    assert_eq!(chunk("a/b.md", "## Only H2\n\ntext").title, "b");
+    let doc = chunk("a/b.md", "# The H1\n\n## Sub\n\ntext");
+    assert_eq!(
+        doc.chunks[0].heading_path,
+        ["The H1", "Sub"],
+        "H1 equal to the title is not repeated"
+    );
+}
+
+#[test]
+fn sections_never_merge_and_headings_never_stand_alone() {
+    let src = "# T\n\n## A\n\nAlpha one.\n\nAlpha two.\n\n## B\n\n### B1\n\nBeta.\n\n## C\n";
+    let doc = chunk("t.md", src);
+    let texts: Vec<&str> = doc.chunks.iter().map(|c| c.text.as_str()).collect();
+    assert_eq!(
+        texts,
+        [
+            "T > A\n\n# T\n\n## A\n\nAlpha one.\n\nAlpha two.",
+            "T > B > B1\n\n## B\n\n### B1\n\nBeta.\n\n## C",
+        ],
+        "a trailing empty heading joins the previous chunk; an empty parent joins its child"
+    );
+    assert!(
+        texts
+            .iter()
+            .all(|t| !t.contains("Alpha") || !t.contains("Beta"))
+    );
+}
+
+#[test]
+fn oversized_table_pieces_repeat_header_and_record_keys() {
+    let mut src = String::from(
+        "# Options\n\nIntro.\n\n| Field | Description | Default |\n|:------------|:----------------|:---|\n",
+    );
+    for i in 0..60 {
+        src.push_str(&format!(
+            "| `opt{i}` | Option number {i} controls the widget frobnication level. | {i}s |\n"
+        ));
+    }
+    let doc = chunk("opts.md", &src);
+    assert!(doc.chunks.len() > 2);
+    assert_cap(&doc, 256);
+    let mut keys = Vec::new();
+    for c in &doc.chunks {
+        let body = c.text.split_once("\n\n").map(|x| x.1).unwrap_or("");
+        let table = &body[body.find("| Field").expect("header in every piece")..];
+        assert!(
+            table.starts_with("| Field | Description | Default |\n|:---|:---|:---|\n"),
+            "{table}"
+        );
+        keys.extend(
+            c.metadata["table_keys"]
+                .as_array()
+                .expect("keys")
+                .iter()
+                .cloned(),
+        );
+    }
+    assert_eq!(keys.len(), 60);
+    assert_eq!(keys[0], "opt0");
+}
+
+#[test]
+fn oversized_code_is_refenced_between_lines() {
+    let mut src = String::from("## Config\n\n```yaml tab=\"File (YAML)\"\n");
+    for i in 0..120 {
+        src.push_str(&format!("key{i}: value-{i}\n"));
+    }
+    src.push_str("```\n");
+    let doc = chunk("c.md", &src);
+    assert!(doc.chunks.len() > 1);
+    assert_cap(&doc, 256);
+    for c in &doc.chunks {
+        let body = c.text.split_once("\n\n").map(|x| x.1).unwrap_or("");
+        let body = body.strip_prefix("## Config\n\n").unwrap_or(body);
+        assert!(body.starts_with("```yaml tab=\"File (YAML)\"\n"), "{body}");
+        assert!(body.ends_with("\n```"), "{body}");
+        assert!(
+            body.lines()
+                .all(|l| l.starts_with("key") || l.starts_with("```")),
+            "split mid-line"
+        );
+    }
+}
+
+#[test]
+fn oversized_list_repeats_its_intro() {
+    let mut src = String::from("## Recovery\n\nIf the disk fills up:\n\n");
+    for i in 1..=30 {
+        src.push_str(&format!("{i}. Step number {i}: stop the writer, rotate the segment files and verify checksums.\n"));
+    }
+    let doc = chunk("r.md", &src);
+    assert!(doc.chunks.len() > 1);
+    assert_cap(&doc, 256);
+    for c in &doc.chunks {
+        assert!(c.text.contains("If the disk fills up:\n\n"), "{}", c.text);
+    }
+    let last = doc.chunks.last().expect("chunks");
+    assert!(last.text.contains("30. Step number 30"));
+}
+
+#[test]
+fn atomic_blocks_that_fit_are_never_split() {
+    let src = "## S\n\nSome text.\n\n| a | b |\n|---|---|\n| 1 | 2 |\n| 3 | 4 |\n\n```sh\necho one\n\necho two\n```\n\n- x\n- y\n";
+    let doc = chunk("s.md", src);
+    assert_eq!(doc.chunks.len(), 1);
+    assert!(doc.chunks[0].text.ends_with("- x\n- y"));
+}
+
+#[test]
+fn oversized_paragraph_splits_at_sentences_with_small_overlap() {
+    let sentences: Vec<String> = (0..80)
+        .map(|i| format!("Sentence {i} explains one more detail about the retry policy."))
+        .collect();
+    let src = format!("# P\n\n{}\n", sentences.join(" "));
+    let doc = chunk("p.md", &src);
+    assert!(doc.chunks.len() > 1);
+    assert_cap(&doc, 256);
+    for w in doc.chunks.windows(2) {
+        // Pieces begin at a sentence start and overlap the previous piece by at most 32 tokens.
+        assert!(
+            w[1].byte_range.start < w[0].byte_range.end,
+            "overlap expected"
+        );
+        let overlap = &src[w[1].byte_range.start..w[0].byte_range.end];
+        assert!(common::hf().count(overlap) - 2 <= 32);
+        assert!(src[w[1].byte_range.clone()].starts_with("Sentence "));
+    }
+}
+
+#[test]
+fn admonition_and_tabs_stay_with_their_content() {
+    let src = "## Tabs\n\n=== \"YAML\"\n\n    ```yaml\n    a: 1\n    ```\n\n!!! note \"Careful\"\n\n    This does not apply to enterprise plans.\n";
+    let doc = chunk("t.md", src);
+    assert_eq!(doc.chunks.len(), 1);
+    assert!(
+        doc.chunks[0]
+            .text
+            .contains("!!! note \"Careful\"\n\n    This does not apply")
+    );
+}
+
+#[test]
+fn plain_text_policy_sections_and_steps() {
+    let src = "\
+Inventory Replenishment Policy
+
+1. Purpose
+
+This policy sets how stores reorder stock so shelves stay full without tying up cash.
+
+2. Scope
+
+It applies to every store and to the central warehouse.
+
+3. Safety Stock
+
+Safety stock is held against demand spikes and late deliveries.
+
+3.1 Inputs
+
+Daily demand standard deviation and supplier lead time in days.
+
+3.2 Formula
+
+Safety stock = Z x sigma_daily x sqrt(lead time days), where Z is 1.65 for a 95% service level.
+
+4. Exceptions
+
+Promotions may override the reorder point for their duration. When an override is needed:
+
+1. Notify the category manager within 24 hours.
+2. Escalate to the regional director if no answer arrives within 48 hours.
+";
+    let doc = chunk("policies/replenishment.txt", src);
+    assert_eq!(doc.title, "Inventory Replenishment Policy");
+    let find = |needle: &str| {
+        let hits: Vec<_> = doc
+            .chunks
+            .iter()
+            .filter(|c| c.text.contains(needle))
+            .collect();
+        assert_eq!(hits.len(), 1, "{needle}");
+        hits[0].clone()
+    };
+    let formula = find("Safety stock = Z x sigma_daily");
+    assert_eq!(
+        formula.heading_path,
+        [
+            "Inventory Replenishment Policy",
+            "3. Safety Stock",
+            "3.2 Formula"
+        ]
+    );
+    let steps = find("1. Notify the category manager");
+    assert!(
+        steps.text.contains("2. Escalate to the regional director"),
+        "steps in one chunk"
+    );
+    assert!(steps.text.contains("When an override is needed:"));
+    assert_eq!(
+        steps.heading_path,
+        ["Inventory Replenishment Policy", "4. Exceptions"],
+        "steps are not headings"
+    );
+    assert!(
+        doc.chunks
+            .iter()
+            .all(|c| !c.heading_path.iter().any(|h| h.contains("Notify")))
+    );
+    // Each section's facts sit in one chunk, and no chunk crosses a section.
+    let scope = find("It applies to every store");
+    assert_eq!(
+        scope.heading_path.last().map(String::as_str),
+        Some("2. Scope")
+    );
+    assert!(!scope.text.contains("Safety stock is held"));
+}
+
+#[test]
+fn edge_cases_do_not_panic_and_respect_the_cap() {
+    let long_line = "word ".repeat(200_000);
+    let long_word = "x.".repeat(20_000);
+    let nested = (0..200)
+        .map(|i| format!("{}- level {i}\n", "  ".repeat(i)))
+        .collect::<String>();
+    let quotes = format!("{}deep\n", ">".repeat(5000));
+    let cases: Vec<(&str, String)> = vec![
+        ("empty.md", String::new()),
+        ("ws.md", " \n\t\n".into()),
+        ("fm-only.md", "---\ntitle: Only\n---\n".into()),
+        ("heading-only.md", "# Just a heading".into()),
+        ("long-line.md", long_line),
+        ("long-word.md", long_word),
+        ("nested.md", nested),
+        ("quotes.md", quotes),
+        (
+            "unterminated.md",
+            format!("# U\n\n```rust\n{}", "let x = 1;\n".repeat(300)),
+        ),
+        (
+            "ragged.md",
+            "| a | b |\n|---|---|\n| 1 |\n| 1 | 2 | 3 | 4 |\n".repeat(40),
+        ),
+        (
+            "crlf.md",
+            "# Title\r\n\r\nLine one.\r\n\r\n## Two\r\n\r\n| a | b |\r\n|---|---|\r\n| 1 | 2 |\r\n"
+                .into(),
+        ),
+        ("bom.md", "\u{FEFF}---\ntitle: Bom\n---\n# H\n\ntext".into()),
+        ("bom.txt", "\u{FEFF}Title Line\n\nSome text.".into()),
+        (
+            "control.md",
+            "a\u{0B}b \u{0C} c\u{85}d \u{0}\u{FFFD} e\u{200B}f".into(),
+        ),
+        ("unclosed-fm.md", "---\ntitle: x\n\nno end".into()),
+    ];
+    for (path, src) in &cases {
+        let doc = chunk(path, src);
+        assert_cap(&doc, 256);
+        for c in &doc.chunks {
+            assert!(
+                src.is_char_boundary(c.byte_range.start) && src.is_char_boundary(c.byte_range.end)
+            );
+        }
+    }
+    let doc = chunk("bom.md", &cases[11].1);
+    assert_eq!(doc.title, "Bom");
+    assert_eq!(doc.chunks[0].text, "Bom > H\n\n# H\n\ntext");
+    assert!(chunk("empty.md", "").chunks.is_empty());
+    assert_eq!(chunk("heading-only.md", "# Just a heading").chunks.len(), 1);
+    let crlf = chunk("crlf.md", &cases[10].1);
+    assert_eq!(crlf.chunks.len(), 2);
+}
+
+#[test]
+fn small_budgets_still_hold_the_cap() {
+    let src =
+        std::fs::read_to_string(format!("{}/getting-started/faq.md", common::CORPUS)).expect("faq");
+    for (max, target) in [(64, 48), (128, 100), (256, 256)] {
+        let doc = small(max, target)
+            .chunk("getting-started/faq.md", &src)
+            .expect("chunk");
+        assert_cap(&doc, max);
+    }
+}
+
+#[test]
+fn config_is_validated() {
+    let bad = [
+        ChunkerConfig {
+            max_tokens: 10,
+            target_tokens: 5,
+            overlap_tokens: 0,
+        },
+        ChunkerConfig {
+            max_tokens: 256,
+            target_tokens: 300,
+            overlap_tokens: 0,
+        },
+        ChunkerConfig {
+            max_tokens: 256,
+            target_tokens: 0,
+            overlap_tokens: 0,
+        },
+        ChunkerConfig {
+            max_tokens: 256,
+            target_tokens: 200,
+            overlap_tokens: 150,
+        },
+    ];
+    for c in bad {
+        assert!(matches!(
+            Chunker::new(common::hf(), c),
+            Err(ChunkError::InvalidConfig(_))
+        ));
+    }
+    let a = Chunker::new(common::hf(), ChunkerConfig::default()).expect("ok");
+    let b = small(256, 128);
+    assert_ne!(a.fingerprint(), b.fingerprint());
+    assert_eq!(a.config(), &ChunkerConfig::default());
+}
+
+/// A counter whose counts do not add up over words (characters): still exact, still capped.
+struct Chars;
+impl TokenCounter for Chars {
+    fn count(&self, text: &str) -> usize {
+        text.chars().count() + 2
+    }
+}
+
+#[test]
+fn non_additive_counter_is_exact() {
+    let chunker = Chunker::new(
+        Arc::new(Chars),
+        ChunkerConfig {
+            max_tokens: 300,
+            target_tokens: 200,
+            overlap_tokens: 20,
+        },
+    )
+    .expect("config");
+    let src =
+        std::fs::read_to_string(format!("{}/getting-started/faq.md", common::CORPUS)).expect("faq");
+    let doc = chunker
+        .chunk("getting-started/faq.md", &src)
+        .expect("chunk");
+    for c in &doc.chunks {
+        assert_eq!(c.tokens, c.text.chars().count() + 2);
+        assert!(c.tokens <= 300);
+    }
+}
