@@ -1,0 +1,76 @@
+use std::path::PathBuf;
+
+/// Errors of the rag-index library.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// Another process holds the index for writing. Retry later (CLI exit code 75).
+    #[error("index {path} is busy: another rag-index process is writing to it")]
+    Busy {
+        /// The index directory.
+        path: PathBuf,
+    },
+    /// No index exists at the path.
+    #[error("no index at {path} (run `rag-index sync DIR` first)")]
+    NoIndex {
+        /// The index directory.
+        path: PathBuf,
+    },
+    /// The stored vectors or chunks were made with another model or chunker configuration.
+    #[error(
+        "the index at {path} was built with a different {what} ({stored}); this run uses {current}. \
+         Run `rag-index sync --reindex` to rebuild it with the new {what}"
+    )]
+    ConfigChanged {
+        /// The index directory.
+        path: PathBuf,
+        /// "embedding model" or "chunker configuration".
+        what: &'static str,
+        /// Fingerprint in the index.
+        stored: String,
+        /// Fingerprint of this run.
+        current: String,
+    },
+    /// The operation was cancelled through its cancel flag before its commit point.
+    #[error("cancelled; the index is unchanged")]
+    Cancelled,
+    /// The folder to sync cannot be read.
+    #[error("cannot read folder {path}: {source}")]
+    Root {
+        /// The folder.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// A filesystem operation on the index directory failed.
+    #[error("{action} {path}: {source}")]
+    Io {
+        /// What was being done.
+        action: &'static str,
+        /// The path involved.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] rag_store::StoreError),
+    /// The embedder failed.
+    #[error(transparent)]
+    Embed(#[from] rag_embed::EmbedError),
+    /// The chunker rejected its configuration.
+    #[error(transparent)]
+    Chunk(#[from] rag_chunker::ChunkError),
+    /// The vector index failed.
+    #[error(transparent)]
+    Vectors(#[from] rag_vector_index::IndexError),
+    /// The index is opened read-only.
+    #[error("index {path} is opened read-only")]
+    ReadOnly {
+        /// The index directory.
+        path: PathBuf,
+    },
+}
+
+/// Result alias for this crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

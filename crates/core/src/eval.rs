@@ -1,0 +1,180 @@
+//! Retrieval evaluation: does a retrieved chunk hold the evidence that answers a question?
+//!
+//! A question counts as answered at rank r when the chunk at rank r contains every one of its
+//! evidence strings, after collapsing runs of whitespace on both sides.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::{RagIndex, Result};
+
+/// One question of a question set (the `questions.jsonl` format).
+#[derive(Debug, Clone, Deserialize)]
+pub struct Question {
+    /// Question ID.
+    pub id: String,
+    /// The question, used as the query.
+    pub question: String,
+    /// Strings that one retrieved chunk must all contain.
+    pub evidence: Vec<String>,
+    /// Which chunking failure the question probes.
+    #[serde(default)]
+    pub pattern: String,
+    /// Source file, relative to the docs folder.
+    #[serde(default)]
+    pub source: String,
+}
+
+/// Recall and MRR over a group of questions.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Metrics {
+    /// Questions in the group.
+    pub questions: usize,
+    /// Answered at rank 1.
+    pub recall_at_1: f64,
+    /// Answered within the top 5.
+    pub recall_at_5: f64,
+    /// Answered within the top 10.
+    pub recall_at_10: f64,
+    /// Mean reciprocal rank of the first answering chunk, within the top 10.
+    pub mrr_at_10: f64,
+}
+
+/// Per-question outcome.
+#[derive(Debug, Clone, Serialize)]
+pub struct QuestionResult {
+    /// Question ID.
+    pub id: String,
+    /// Pattern.
+    pub pattern: String,
+    /// Rank of the first chunk holding all evidence, if any was retrieved.
+    pub rank: Option<usize>,
+    /// Path of the top hit.
+    pub top_path: Option<String>,
+}
+
+/// The outcome of an evaluation.
+#[derive(Debug, Clone, Serialize)]
+pub struct EvalReport {
+    /// Hits retrieved per question.
+    pub k: usize,
+    /// All questions.
+    pub overall: Metrics,
+    /// By pattern.
+    pub per_pattern: BTreeMap<String, Metrics>,
+    /// Mean tokens of the returned chunks.
+    pub mean_tokens_per_chunk: f64,
+    /// Each question.
+    pub questions: Vec<QuestionResult>,
+}
+
+/// Collapses every run of whitespace to one space and trims, for evidence matching.
+pub fn collapse_whitespace(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Parses a JSON-lines question set; blank lines are skipped.
+pub fn parse_questions(jsonl: &str) -> Result<Vec<Question>, String> {
+    jsonl
+        .lines()
+        .enumerate()
+        .filter(|(_, line)| !line.trim().is_empty())
+        .map(|(n, line)| serde_json::from_str(line).map_err(|e| format!("line {}: {e}", n + 1)))
+        .collect()
+}
+
+fn metrics(ranks: &[Option<usize>]) -> Metrics {
+    let n = ranks.len();
+    if n == 0 {
+        return Metrics::default();
+    }
+    let within =
+        |k: usize| ranks.iter().filter(|r| r.is_some_and(|r| r <= k)).count() as f64 / n as f64;
+    let mrr = ranks
+        .iter()
+        .map(|r| match r {
+            Some(r) if *r <= 10 => 1.0 / *r as f64,
+            _ => 0.0,
+        })
+        .sum::<f64>()
+        / n as f64;
+    Metrics {
+        questions: n,
+        recall_at_1: within(1),
+        recall_at_5: within(5),
+        recall_at_10: within(10),
+        mrr_at_10: mrr,
+    }
+}
+
+impl RagIndex {
+    /// Runs every question against the index, retrieving `k` hits each.
+    pub fn evaluate(&self, questions: &[Question], k: usize, exact: bool) -> Result<EvalReport> {
+        let mut results = Vec::with_capacity(questions.len());
+        let mut tokens = 0u64;
+        let mut returned = 0u64;
+        for question in questions {
+            let hits = self.search(&question.question, k, exact)?;
+            let evidence: Vec<String> = question
+                .evidence
+                .iter()
+                .map(|e| collapse_whitespace(e))
+                .collect();
+            let rank = hits.iter().find_map(|hit| {
+                let text = collapse_whitespace(&hit.chunk.text);
+                evidence
+                    .iter()
+                    .all(|e| text.contains(e.as_str()))
+                    .then_some(hit.rank)
+            });
+            tokens += hits.iter().map(|h| u64::from(h.chunk.tokens)).sum::<u64>();
+            returned += hits.len() as u64;
+            results.push(QuestionResult {
+                id: question.id.clone(),
+                pattern: question.pattern.clone(),
+                rank,
+                top_path: hits.first().map(|h| h.chunk.path.clone()),
+            });
+        }
+        let mut groups: BTreeMap<String, Vec<Option<usize>>> = BTreeMap::new();
+        for r in &results {
+            groups.entry(r.pattern.clone()).or_default().push(r.rank);
+        }
+        let all: Vec<Option<usize>> = results.iter().map(|r| r.rank).collect();
+        Ok(EvalReport {
+            k,
+            overall: metrics(&all),
+            per_pattern: groups
+                .iter()
+                .map(|(p, ranks)| (p.clone(), metrics(ranks)))
+                .collect(),
+            mean_tokens_per_chunk: if returned == 0 {
+                0.0
+            } else {
+                tokens as f64 / returned as f64
+            },
+            questions: results,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metrics_count_ranks_within_cutoffs() {
+        let m = metrics(&[Some(1), Some(3), Some(7), None]);
+        assert_eq!(m.questions, 4);
+        assert_eq!(m.recall_at_1, 0.25);
+        assert_eq!(m.recall_at_5, 0.5);
+        assert_eq!(m.recall_at_10, 0.75);
+        assert!((m.mrr_at_10 - (1.0 + 1.0 / 3.0 + 1.0 / 7.0) / 4.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn whitespace_is_collapsed_on_both_sides() {
+        assert_eq!(collapse_whitespace("  a\n\n  b\tc "), "a b c");
+    }
+}

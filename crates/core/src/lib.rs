@@ -1,0 +1,405 @@
+//! rag-index as a library: keep a local vector index exactly in step with a folder of documents,
+//! and search it.
+//!
+//! A [`RagIndex`] combines the leaf crates: [`rag_chunker`] cuts documents into structure-aware
+//! chunks, [`rag_embed`] embeds them with a local sentence-transformers model, [`rag_store`] keeps
+//! files, chunks and vectors in one redb file (the source of truth), and [`rag_vector_index`]
+//! searches them through an HNSW graph that is derived from the store and rebuilt when missing.
+//!
+//! [`RagIndex::sync`] makes the index equal to a fresh index of the folder while embedding only
+//! text it has never seen, and switches to the new state in one commit. Searches through the same
+//! `RagIndex` (from any thread, also during a sync) see the last committed state.
+//!
+//! # Example
+//! ```no_run
+//! use std::sync::{Arc, atomic::AtomicBool};
+//! use rag_index_core::{Embedder, EmbedderConfig, IndexConfig, RagIndex, SyncOptions};
+//!
+//! let model = rag_index_core::resolve_model_dir(None, &[]).unwrap();
+//! let embedder = Arc::new(Embedder::load(&model, EmbedderConfig::default()).unwrap());
+//! let index = RagIndex::open("docs/.rag-index".as_ref(), embedder, IndexConfig::default()).unwrap();
+//! let report = index
+//!     .sync("docs".as_ref(), &SyncOptions::default(), &|_progress| {}, &AtomicBool::new(false))
+//!     .unwrap();
+//! println!("{} chunks embedded", report.chunks.embedded);
+//! for hit in index.search("how do I renew certificates?", 5, false).unwrap() {
+//!     println!("{:.3} {} {:?}", hit.score, hit.chunk.path, hit.chunk.heading_path);
+//! }
+//! ```
+
+mod error;
+pub mod eval;
+mod sync;
+mod verify;
+pub mod walk;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, RwLock};
+
+pub use error::{Error, Result};
+pub use rag_chunker::{Chunk, Chunker, ChunkerConfig, Document, TokenCounter};
+pub use rag_embed::{Embedder, EmbedderConfig, ModelFingerprint, resolve_model_dir};
+pub use rag_store::{ChunkRecord, Counts};
+pub use rag_vector_index::IndexParams;
+pub use sync::{ChunkCounts, FileCounts, FileError, SyncOptions, SyncProgress, SyncReport};
+pub use verify::VerifyReport;
+
+use rag_store::{Snapshot, Store, StoreError};
+use rag_vector_index::VectorIndex;
+
+/// The database file inside an index directory.
+pub const DB_FILE: &str = "index.redb";
+/// Prefix of saved graph directories inside an index directory.
+pub const GRAPH_DIR_PREFIX: &str = "graph-";
+
+/// Settings that shape an index. The chunker settings are fingerprinted into the index.
+#[derive(Debug, Clone)]
+pub struct IndexConfig {
+    /// Chunk sizes.
+    pub chunker: ChunkerConfig,
+    /// HNSW and brute-force settings.
+    pub vectors: IndexParams,
+    /// Texts embedded between two commits of the embedding cache: the most work a crash loses.
+    pub embed_commit_every: usize,
+    /// Larger files are reported and skipped.
+    pub max_file_bytes: u64,
+}
+
+impl Default for IndexConfig {
+    fn default() -> Self {
+        IndexConfig {
+            chunker: ChunkerConfig::default(),
+            vectors: IndexParams::default(),
+            embed_commit_every: 256,
+            max_file_bytes: 32 * 1024 * 1024,
+        }
+    }
+}
+
+/// Counts tokens with the embedding model's tokenizer, so chunk budgets are exact.
+struct ModelTokens(Arc<Embedder>);
+
+impl TokenCounter for ModelTokens {
+    fn count(&self, text: &str) -> usize {
+        self.0.count_tokens(text)
+    }
+}
+
+/// Builds the chunker that sizes chunks with `embedder`'s tokenizer.
+pub fn chunker_for(embedder: &Arc<Embedder>, config: ChunkerConfig) -> Result<Chunker> {
+    Ok(Chunker::new(
+        Arc::new(ModelTokens(embedder.clone())),
+        config,
+    )?)
+}
+
+/// A search result.
+#[derive(Debug, Clone)]
+pub struct Hit {
+    /// 1-based rank.
+    pub rank: usize,
+    /// Cosine similarity to the query.
+    pub score: f32,
+    /// The chunk's ID.
+    pub chunk_id: String,
+    /// The chunk, as stored.
+    pub chunk: ChunkRecord,
+}
+
+/// Index-wide statistics.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Stats {
+    /// Indexed files.
+    pub files: u64,
+    /// Live chunks.
+    pub chunks: u64,
+    /// Stored vectors (unique embedded texts).
+    pub vectors: u64,
+    /// Vector dimensions.
+    pub dimensions: usize,
+    /// Model name.
+    pub model: String,
+    /// Full model fingerprint.
+    pub model_fingerprint: String,
+    /// Chunker fingerprint.
+    pub chunker_fingerprint: String,
+    /// Commit generation.
+    pub generation: u64,
+    /// Mean tokens per chunk.
+    pub mean_chunk_tokens: f64,
+    /// Bytes of the redb file.
+    pub db_bytes: u64,
+    /// Bytes of the current graph directory.
+    pub graph_bytes: u64,
+    /// Bytes of the whole index directory.
+    pub total_bytes: u64,
+}
+
+/// What a search runs against: one committed generation's vectors and the snapshot they came
+/// from, so a search never mixes two commits.
+struct Searcher {
+    generation: u64,
+    snapshot: Snapshot,
+    vectors: VectorIndex,
+}
+
+/// An open index. See the crate documentation.
+pub struct RagIndex {
+    dir: PathBuf,
+    store: Store,
+    embedder: Arc<Embedder>,
+    chunker: Chunker,
+    config: IndexConfig,
+    writable: bool,
+    searcher: RwLock<Option<Arc<Searcher>>>,
+    // One sync at a time per process; redb already excludes other processes.
+    sync_guard: Mutex<()>,
+}
+
+fn map_store_error(dir: &Path, e: StoreError) -> Error {
+    match e {
+        StoreError::Busy { .. } => Error::Busy {
+            path: dir.to_owned(),
+        },
+        StoreError::NotFound { .. } => Error::NoIndex {
+            path: dir.to_owned(),
+        },
+        other => Error::Store(other),
+    }
+}
+
+impl RagIndex {
+    /// Opens (creating if needed) the index directory for syncing and searching. Fails with
+    /// [`Error::Busy`] while another process writes to it.
+    pub fn open(dir: &Path, embedder: Arc<Embedder>, config: IndexConfig) -> Result<RagIndex> {
+        std::fs::create_dir_all(dir).map_err(|source| Error::Io {
+            action: "cannot create index directory",
+            path: dir.to_owned(),
+            source,
+        })?;
+        let store = Store::open_writer(&dir.join(DB_FILE)).map_err(|e| map_store_error(dir, e))?;
+        Self::with_store(dir, store, embedder, config, true)
+    }
+
+    /// Opens an existing index for searching only; works while another process syncs it.
+    pub fn open_read_only(
+        dir: &Path,
+        embedder: Arc<Embedder>,
+        config: IndexConfig,
+    ) -> Result<RagIndex> {
+        let store = Store::open_reader(&dir.join(DB_FILE)).map_err(|e| map_store_error(dir, e))?;
+        Self::with_store(dir, store, embedder, config, false)
+    }
+
+    fn with_store(
+        dir: &Path,
+        store: Store,
+        embedder: Arc<Embedder>,
+        config: IndexConfig,
+        writable: bool,
+    ) -> Result<RagIndex> {
+        let chunker = chunker_for(&embedder, config.chunker.clone())?;
+        Ok(RagIndex {
+            dir: dir.to_owned(),
+            store,
+            embedder,
+            chunker,
+            config,
+            writable,
+            searcher: RwLock::new(None),
+            sync_guard: Mutex::new(()),
+        })
+    }
+
+    /// The index directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The shared embedder.
+    pub fn embedder(&self) -> &Arc<Embedder> {
+        &self.embedder
+    }
+
+    /// The chunker this index uses.
+    pub fn chunker(&self) -> &Chunker {
+        &self.chunker
+    }
+
+    /// Key of a text's vector in the store: the text hash scoped by the model, so vectors of two
+    /// models never mix even inside one sync that switches models.
+    fn embedding_key(&self, text_hash: &str) -> String {
+        embedding_key(&self.embedder.fingerprint().id(), text_hash)
+    }
+
+    /// The searcher for the latest commit, loading or rebuilding it when a newer commit exists.
+    fn searcher(&self) -> Result<Arc<Searcher>> {
+        let snapshot = self.store.read()?;
+        let generation = snapshot.meta()?.map_or(0, |m| m.generation);
+        if let Some(current) = self.searcher.read().expect("searcher lock").as_ref() {
+            if current.generation == generation {
+                return Ok(current.clone());
+            }
+        }
+        let searcher = Arc::new(self.load_searcher(snapshot)?);
+        *self.searcher.write().expect("searcher lock") = Some(searcher.clone());
+        Ok(searcher)
+    }
+
+    /// Loads the saved graph of the snapshot's generation, or rebuilds it from stored vectors
+    /// when it is missing, stale or damaged: the graph is derived data and never trusted blindly.
+    fn load_searcher(&self, snapshot: Snapshot) -> Result<Searcher> {
+        let meta = snapshot.meta()?;
+        let generation = meta.as_ref().map_or(0, |m| m.generation);
+        let live = snapshot.counts()?.chunks as usize;
+        if let Some(pointer) = meta.as_ref().and_then(|m| m.graph.clone()) {
+            if pointer.generation == generation {
+                match VectorIndex::load(&self.dir.join(&pointer.dir), self.config.vectors.clone()) {
+                    Ok(vectors) if vectors.len() == live => {
+                        return Ok(Searcher {
+                            generation,
+                            snapshot,
+                            vectors,
+                        });
+                    }
+                    Ok(vectors) => log::warn!(
+                        "graph {} holds {} vectors but the store has {live} chunks; rebuilding",
+                        pointer.dir,
+                        vectors.len()
+                    ),
+                    Err(e) => log::warn!("graph {} unusable ({e}); rebuilding", pointer.dir),
+                }
+            }
+        }
+        let vectors = self.build_vectors(&snapshot.chunks()?, |key| snapshot.embedding(key))?;
+        Ok(Searcher {
+            generation,
+            snapshot,
+            vectors,
+        })
+    }
+
+    /// Builds a vector index over `chunks`, fetching each vector through `embedding`.
+    fn build_vectors(
+        &self,
+        chunks: &[(String, ChunkRecord)],
+        embedding: impl Fn(&str) -> rag_store::Result<Option<Vec<f32>>>,
+    ) -> Result<VectorIndex> {
+        let mut items = Vec::with_capacity(chunks.len());
+        for (id, chunk) in chunks {
+            let key = self.embedding_key(&chunk.hash);
+            match embedding(&key)? {
+                Some(v) => items.push((chunk.point, v)),
+                None => log::warn!("chunk {id} of {} has no stored vector", chunk.path),
+            }
+        }
+        Ok(VectorIndex::build(
+            self.embedder.dim(),
+            self.config.vectors.clone(),
+            items,
+        )?)
+    }
+
+    /// The `k` chunks most similar to `query`, best first. `exact` scans every vector instead of
+    /// walking the graph (for checking recall).
+    pub fn search(&self, query: &str, k: usize, exact: bool) -> Result<Vec<Hit>> {
+        let vector = self.embedder.embed_query(query)?;
+        self.search_vector(&vector, k, exact)
+    }
+
+    /// Like [`search`](Self::search) with an already embedded query.
+    pub fn search_vector(&self, vector: &[f32], k: usize, exact: bool) -> Result<Vec<Hit>> {
+        let searcher = self.searcher()?;
+        let found = if exact {
+            searcher.vectors.search_exact(vector, k, None)?
+        } else {
+            searcher.vectors.search(vector, k, None)?
+        };
+        let mut hits = Vec::with_capacity(found.len());
+        for (point, score) in found {
+            let Some(chunk_id) = searcher.snapshot.chunk_id_for_point(point)? else {
+                continue;
+            };
+            let Some(chunk) = searcher.snapshot.chunk(&chunk_id)? else {
+                continue;
+            };
+            hits.push(Hit {
+                rank: hits.len() + 1,
+                score,
+                chunk_id,
+                chunk,
+            });
+        }
+        Ok(hits)
+    }
+
+    /// Every live chunk, ordered by path and position.
+    pub fn dump(&self) -> Result<Vec<(String, ChunkRecord)>> {
+        let mut chunks = self.store.read()?.chunks()?;
+        chunks.sort_by(|a, b| (&a.1.path, a.1.ordinal, &a.0).cmp(&(&b.1.path, b.1.ordinal, &b.0)));
+        Ok(chunks)
+    }
+
+    /// The stored vector of a chunk text hash.
+    pub fn vector_of(&self, text_hash: &str) -> Result<Option<Vec<f32>>> {
+        Ok(self
+            .store
+            .read()?
+            .embedding(&self.embedding_key(text_hash))?)
+    }
+
+    /// Index-wide statistics.
+    pub fn stats(&self) -> Result<Stats> {
+        let snapshot = self.store.read()?;
+        let meta = snapshot.meta()?;
+        let counts = snapshot.counts()?;
+        let chunks = snapshot.chunks()?;
+        let tokens: u64 = chunks.iter().map(|(_, c)| u64::from(c.tokens)).sum();
+        let graph_bytes = meta
+            .as_ref()
+            .and_then(|m| m.graph.as_ref())
+            .map_or(0, |g| dir_size(&self.dir.join(&g.dir)));
+        let fingerprint = self.embedder.fingerprint();
+        Ok(Stats {
+            files: counts.files,
+            chunks: counts.chunks,
+            vectors: counts.embeddings,
+            dimensions: meta.as_ref().map_or(self.embedder.dim(), |m| m.dim),
+            model: fingerprint.name.clone(),
+            model_fingerprint: meta
+                .as_ref()
+                .map_or_else(|| fingerprint.id(), |m| m.model_fingerprint.clone()),
+            chunker_fingerprint: meta.as_ref().map_or_else(
+                || self.chunker.fingerprint(),
+                |m| m.chunker_fingerprint.clone(),
+            ),
+            generation: meta.as_ref().map_or(0, |m| m.generation),
+            mean_chunk_tokens: if chunks.is_empty() {
+                0.0
+            } else {
+                tokens as f64 / chunks.len() as f64
+            },
+            db_bytes: std::fs::metadata(self.dir.join(DB_FILE)).map_or(0, |m| m.len()),
+            graph_bytes,
+            total_bytes: dir_size(&self.dir),
+        })
+    }
+}
+
+pub(crate) fn embedding_key(model_id: &str, text_hash: &str) -> String {
+    let model = blake3::hash(model_id.as_bytes()).to_hex();
+    format!("{}:{text_hash}", &model[..16])
+}
+
+fn dir_size(path: &Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(path) else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .map(|e| match e.file_type() {
+            Ok(t) if t.is_dir() => dir_size(&e.path()),
+            _ => e.metadata().map_or(0, |m| m.len()),
+        })
+        .sum()
+}

@@ -1,0 +1,106 @@
+//! Helpers shared by the integration tests: run the real binary, copy real corpus files.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+/// The Traefik docs folder in ../shared, used in place (read-only).
+pub fn corpus_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpora/traefik/docs")
+}
+
+/// The Traefik question set.
+pub fn questions_file() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpora/traefik/questions.jsonl")
+}
+
+/// Every question of the set, parsed.
+pub fn questions() -> Vec<Value> {
+    std::fs::read_to_string(questions_file())
+        .expect("questions.jsonl")
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).expect("question line"))
+        .collect()
+}
+
+/// Copies corpus files (paths relative to the docs folder) into `dest`, keeping their layout.
+pub fn copy_corpus_files(dest: &Path, rel_paths: &[&str]) {
+    for rel in rel_paths {
+        let target = dest.join(rel);
+        std::fs::create_dir_all(target.parent().unwrap()).unwrap();
+        std::fs::copy(corpus_dir().join(rel), &target)
+            .unwrap_or_else(|e| panic!("copy {rel}: {e}"));
+    }
+}
+
+/// The binary under test.
+pub fn rag_index() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_rag-index"));
+    cmd.env_remove("RAG_INDEX_PATH");
+    cmd.env("RUST_LOG", "error");
+    cmd
+}
+
+/// Runs the binary with `args` and returns its output.
+pub fn run(args: &[&str]) -> Output {
+    rag_index().args(args).output().expect("run rag-index")
+}
+
+/// Runs the binary, asserting exit code `code`, and returns stdout.
+pub fn run_expect(args: &[&str], code: i32) -> String {
+    let out = run(args);
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "rag-index {args:?}\nstdout: {}\nstderr: {}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("stdout is UTF-8")
+}
+
+/// Parses one JSON value per non-empty line.
+pub fn json_lines(stdout: &str) -> Vec<Value> {
+    stdout
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad JSON line {l:?}: {e}")))
+        .collect()
+}
+
+/// Runs `sync DIR --index INDEX --json` and returns the report.
+pub fn sync(dir: &Path, index: &Path, code: i32) -> Value {
+    let out = run_expect(
+        &[
+            "sync",
+            dir.to_str().unwrap(),
+            "--index",
+            index.to_str().unwrap(),
+            "--json",
+        ],
+        code,
+    );
+    let lines = json_lines(&out);
+    assert_eq!(
+        lines.len(),
+        1,
+        "sync --json prints exactly one object: {out}"
+    );
+    lines.into_iter().next().unwrap()
+}
+
+/// Runs `dump --index INDEX`.
+pub fn dump(index: &Path) -> Vec<Value> {
+    json_lines(&run_expect(
+        &["dump", "--index", index.to_str().unwrap()],
+        0,
+    ))
+}
+
+/// Collapses whitespace runs, as evidence matching does.
+pub fn collapse(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}

@@ -1,0 +1,238 @@
+//! End to end with the real model on real Traefik docs: sync, answer the dev questions, then
+//! edit, rename and delete files and check the index follows exactly.
+
+mod common;
+
+use std::collections::{BTreeSet, HashSet};
+
+use common::*;
+use serde_json::Value;
+
+/// Small real files that are the sources of many dev questions, plus the questions' subjects.
+const SUBSET: &[&str] = &[
+    "reference/install-configuration/observability/healthcheck.md",
+    "getting-started/faq.md",
+    "contributing/submitting-pull-requests.md",
+    "reference/routing-configuration/http/routing/multi-layer-routing.md",
+    "security/request-path.md",
+    "reference/install-configuration/experimental/fastproxy.md",
+    "reference/routing-configuration/http/middlewares/compress.md",
+    "reference/routing-configuration/http/middlewares/circuitbreaker.md",
+    "deprecation/releases.md",
+    "contributing/building-testing.md",
+    "migrate/v2-to-v3.md",
+];
+
+fn chunk_ids_of(dump: &[Value], path: &str) -> BTreeSet<String> {
+    dump.iter()
+        .filter(|c| c["path"] == path)
+        .map(|c| c["chunk_id"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn sync_answers_questions_and_follows_edits_renames_and_deletes() {
+    let work = tempfile::tempdir().unwrap();
+    let docs = work.path().join("docs");
+    let index = work.path().join("index");
+    copy_corpus_files(&docs, SUBSET);
+
+    // First sync: everything is new.
+    let report = sync(&docs, &index, 0);
+    assert_eq!(report["files"]["added"], SUBSET.len());
+    assert_eq!(report["files"]["failed"], 0);
+    let total = report["chunks"]["total"].as_u64().unwrap();
+    let embedded = report["chunks"]["embedded"].as_u64().unwrap();
+    assert!(total >= SUBSET.len() as u64, "{report}");
+    assert!(embedded > 0 && embedded <= total, "{report}");
+    let first_dump = dump(&index);
+    assert_eq!(first_dump.len() as u64, total);
+
+    // The dev questions whose source is in the subset are answered from a top-10 chunk.
+    let subset: HashSet<&str> = SUBSET.iter().copied().collect();
+    let questions: Vec<Value> = questions()
+        .into_iter()
+        .filter(|q| subset.contains(q["source"].as_str().unwrap()))
+        .collect();
+    assert!(questions.len() >= 20);
+    let queries_file = work.path().join("queries.txt");
+    let lines: Vec<&str> = questions
+        .iter()
+        .map(|q| q["question"].as_str().unwrap())
+        .collect();
+    std::fs::write(&queries_file, lines.join("\n")).unwrap();
+    let results = json_lines(&run_expect(
+        &[
+            "query",
+            "--index",
+            index.to_str().unwrap(),
+            "--queries",
+            queries_file.to_str().unwrap(),
+            "-k",
+            "10",
+            "--json",
+        ],
+        0,
+    ));
+    assert_eq!(results.len(), questions.len(), "one result line per query");
+    let mut answered = 0;
+    for (question, result) in questions.iter().zip(&results) {
+        assert_eq!(
+            result["query"], question["question"],
+            "results come in input order"
+        );
+        let evidence: Vec<String> = question["evidence"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| collapse(e.as_str().unwrap()))
+            .collect();
+        let hits = result["hits"].as_array().unwrap();
+        assert!(hits.len() <= 10);
+        if hits.iter().any(|hit| {
+            let text = collapse(hit["text"].as_str().unwrap());
+            evidence.iter().all(|e| text.contains(e.as_str()))
+        }) {
+            answered += 1;
+        }
+    }
+    let recall = answered as f64 / questions.len() as f64;
+    assert!(
+        recall >= 0.75,
+        "recall@10 on the subset questions: {answered}/{}",
+        questions.len()
+    );
+
+    // A second sync with no change reads nothing new and embeds nothing.
+    let noop = sync(&docs, &index, 0);
+    assert_eq!(noop["files"]["unchanged"], SUBSET.len());
+    assert_eq!(noop["files"]["added"], 0);
+    assert_eq!(noop["files"]["modified"], 0);
+    assert_eq!(noop["chunks"]["embedded"], 0);
+    assert_eq!(noop["chunks"]["total"], total);
+
+    // Appending a paragraph to one file re-embeds only what changed in it.
+    let edited = "getting-started/faq.md";
+    let before_edit = chunk_ids_of(&first_dump, edited);
+    let marker = "Zanzibar quokkas audit the proxy configuration every fortnight.";
+    let mut text = std::fs::read_to_string(docs.join(edited)).unwrap();
+    text.push_str(&format!("\n\n{marker}\n"));
+    std::fs::write(docs.join(edited), text).unwrap();
+    let report = sync(&docs, &index, 0);
+    assert_eq!(report["files"]["modified"], 1);
+    assert_eq!(report["files"]["unchanged"], SUBSET.len() - 1);
+    let embedded = report["chunks"]["embedded"].as_u64().unwrap();
+    assert!(
+        (1..=2).contains(&embedded),
+        "an appended paragraph re-embeds 1-2 chunks: {report}"
+    );
+    let after_edit = dump(&index);
+    let after_ids = chunk_ids_of(&after_edit, edited);
+    assert!(
+        after_edit
+            .iter()
+            .any(|c| c["path"] == edited && c["text"].as_str().unwrap().contains(marker))
+    );
+    // Old chunks that no longer exist are gone, and the deleted count says how many.
+    let gone = before_edit.difference(&after_ids).count() as u64;
+    assert_eq!(report["chunks"]["deleted"], gone);
+    assert_eq!(
+        after_edit.len() as u64,
+        report["chunks"]["total"].as_u64().unwrap()
+    );
+    let hits = json_lines(&run_expect(
+        &[
+            "query",
+            "Zanzibar quokkas audit",
+            "--index",
+            index.to_str().unwrap(),
+            "-k",
+            "1",
+            "--json",
+        ],
+        0,
+    ));
+    assert!(
+        hits[0]["hits"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains(marker)
+    );
+
+    // Renaming a file keeps its texts: no embedding, old path gone, new path present.
+    let renamed_from = "migrate/v2-to-v3.md";
+    let renamed_to = "migrate/moved/v2-to-v3-renamed.md";
+    std::fs::create_dir_all(docs.join("migrate/moved")).unwrap();
+    std::fs::rename(docs.join(renamed_from), docs.join(renamed_to)).unwrap();
+    let report = sync(&docs, &index, 0);
+    assert_eq!(report["files"]["added"], 1);
+    assert_eq!(report["files"]["removed"], 1);
+    assert_eq!(
+        report["chunks"]["embedded"], 0,
+        "renamed text is reused: {report}"
+    );
+    let after_rename = dump(&index);
+    assert!(chunk_ids_of(&after_rename, renamed_from).is_empty());
+    let old_texts: BTreeSet<&str> = after_edit
+        .iter()
+        .filter(|c| c["path"] == renamed_from)
+        .map(|c| c["text"].as_str().unwrap())
+        .collect();
+    let new_texts: BTreeSet<&str> = after_rename
+        .iter()
+        .filter(|c| c["path"] == renamed_to)
+        .map(|c| c["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(old_texts, new_texts);
+
+    // Deleting a file removes its chunks from dump and from query results.
+    let deleted = "security/request-path.md";
+    let deleted_ids = chunk_ids_of(&after_rename, deleted);
+    assert!(!deleted_ids.is_empty());
+    std::fs::remove_file(docs.join(deleted)).unwrap();
+    let report = sync(&docs, &index, 0);
+    assert_eq!(report["files"]["removed"], 1);
+    assert_eq!(report["chunks"]["deleted"], deleted_ids.len());
+    assert_eq!(report["chunks"]["embedded"], 0);
+    let after_delete = dump(&index);
+    assert!(chunk_ids_of(&after_delete, deleted).is_empty());
+    assert_eq!(after_delete.len(), after_rename.len() - deleted_ids.len());
+    let results = json_lines(&run_expect(
+        &[
+            "query",
+            "How does Traefik normalize and sanitize the request path?",
+            "--index",
+            index.to_str().unwrap(),
+            "-k",
+            "20",
+            "--json",
+        ],
+        0,
+    ));
+    for hit in results[0]["hits"].as_array().unwrap() {
+        assert_ne!(hit["path"], deleted, "a deleted file's chunk was returned");
+    }
+
+    // The result equals a fresh index of the folder as it now is.
+    let fresh = work.path().join("fresh");
+    sync(&docs, &fresh, 0);
+    let key = |c: &Value| {
+        (
+            c["chunk_id"].to_string(),
+            c["path"].to_string(),
+            c["text"].to_string(),
+        )
+    };
+    let mut incremental: Vec<_> = after_delete.iter().map(key).collect();
+    let mut rebuilt: Vec<_> = dump(&fresh).iter().map(key).collect();
+    incremental.sort();
+    rebuilt.sort();
+    assert_eq!(incremental, rebuilt);
+
+    // verify passes on the incrementally maintained index.
+    let verify = json_lines(&run_expect(
+        &["verify", "--index", index.to_str().unwrap(), "--json"],
+        0,
+    ));
+    assert_eq!(verify[0]["ok"], true, "{}", verify[0]);
+}
