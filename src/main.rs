@@ -98,6 +98,9 @@ enum Command {
     Dump {
         #[arg(long, value_name = "PATH")]
         index: Option<PathBuf>,
+        /// Include each chunk's stored vector.
+        #[arg(long)]
+        vectors: bool,
     },
     /// Embed texts from stdin, one per line (a line starting with `"` is a JSON string).
     Embed {
@@ -254,11 +257,11 @@ fn run(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Chunks { files, json } => cmd_chunks(model_dir, &files, json),
-        Command::Dump { index } => {
+        Command::Dump { index, vectors } => {
             let index = open_for_reading(model_dir, index)?;
             let mut out = std::io::stdout().lock();
             for (id, chunk) in index.dump()? {
-                let record = json!({
+                let mut record = json!({
                     "chunk_id": id,
                     "path": chunk.path,
                     "text": chunk.text,
@@ -268,6 +271,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
                     "tokens": chunk.tokens,
                     "metadata": metadata_value(&chunk.metadata_json),
                 });
+                if vectors {
+                    record["vector"] = json!(index.vector_of(&chunk.hash)?);
+                }
                 writeln!(out, "{record}")?;
             }
             Ok(ExitCode::SUCCESS)

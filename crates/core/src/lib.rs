@@ -85,8 +85,11 @@ impl TokenCounter for ModelTokens {
     }
 }
 
-/// Builds the chunker that sizes chunks with `embedder`'s tokenizer.
-pub fn chunker_for(embedder: &Arc<Embedder>, config: ChunkerConfig) -> Result<Chunker> {
+/// Builds the chunker that sizes chunks with `embedder`'s tokenizer. The hard cap is lowered to
+/// the model's max sequence length: text past it is invisible to the model.
+pub fn chunker_for(embedder: &Arc<Embedder>, mut config: ChunkerConfig) -> Result<Chunker> {
+    config.max_tokens = config.max_tokens.min(embedder.max_seq_len());
+    config.target_tokens = config.target_tokens.min(config.max_tokens);
     Ok(Chunker::new(
         Arc::new(ModelTokens(embedder.clone())),
         config,

@@ -223,8 +223,13 @@ fn builder() -> redb::Builder {
 
 fn open_error(path: &Path, e: DatabaseError) -> StoreError {
     match e {
-        DatabaseError::DatabaseAlreadyOpen => StoreError::Busy { path: path.to_owned() },
-        source => StoreError::Open { path: path.to_owned(), source },
+        DatabaseError::DatabaseAlreadyOpen => StoreError::Busy {
+            path: path.to_owned(),
+        },
+        source => StoreError::Open {
+            path: path.to_owned(),
+            source,
+        },
     }
 }
 
@@ -238,7 +243,10 @@ impl Store {
             builder().create(path)
         }
         .map_err(|e| open_error(path, e))?;
-        let store = Store { handle: Handle::Writer(db), path: path.to_owned() };
+        let store = Store {
+            handle: Handle::Writer(db),
+            path: path.to_owned(),
+        };
         // Create every table up front so readers never meet a missing one.
         let txn = store.writer()?.begin_write()?;
         txn.open_table(META)?;
@@ -254,10 +262,17 @@ impl Store {
     /// Opens an existing database read-only.
     pub fn open_reader(path: &Path) -> Result<Store> {
         if !path.exists() {
-            return Err(StoreError::NotFound { path: path.to_owned() });
+            return Err(StoreError::NotFound {
+                path: path.to_owned(),
+            });
         }
-        let db = builder().open_read_only(path).map_err(|e| open_error(path, e))?;
-        let store = Store { handle: Handle::Reader(db), path: path.to_owned() };
+        let db = builder()
+            .open_read_only(path)
+            .map_err(|e| open_error(path, e))?;
+        let store = Store {
+            handle: Handle::Reader(db),
+            path: path.to_owned(),
+        };
         store.read()?.check_format()?;
         Ok(store)
     }
@@ -270,7 +285,9 @@ impl Store {
     fn writer(&self) -> Result<&Database> {
         match &self.handle {
             Handle::Writer(db) => Ok(db),
-            Handle::Reader(_) => Err(StoreError::ReadOnly { path: self.path.clone() }),
+            Handle::Reader(_) => Err(StoreError::ReadOnly {
+                path: self.path.clone(),
+            }),
         }
     }
 
@@ -316,7 +333,11 @@ fn encode<T: Serialize>(value: &T) -> Vec<u8> {
 fn decode<T: DeserializeOwned>(table: &'static str, key: &str, bytes: &[u8]) -> Result<T> {
     bincode::serde::decode_from_slice(bytes, bincode::config::standard())
         .map(|(value, _)| value)
-        .map_err(|e| StoreError::Corrupt { table, key: key.to_owned(), reason: e.to_string() })
+        .map_err(|e| StoreError::Corrupt {
+            table,
+            key: key.to_owned(),
+            reason: e.to_string(),
+        })
 }
 
 /// Vectors are stored as little-endian f32, explicitly, so the file is portable.
@@ -338,7 +359,9 @@ fn vector_from_bytes(key: &str, bytes: &[u8]) -> Result<Vec<f32>> {
         .collect())
 }
 
-fn read_chunks(table: &impl ReadableTable<&'static str, &'static [u8]>) -> Result<Vec<(String, ChunkRecord)>> {
+fn read_chunks(
+    table: &impl ReadableTable<&'static str, &'static [u8]>,
+) -> Result<Vec<(String, ChunkRecord)>> {
     let mut out = Vec::with_capacity(table.len()? as usize);
     for entry in table.iter()? {
         let (k, v) = entry?;
@@ -353,7 +376,10 @@ fn read_embedding(
     table: &impl ReadableTable<&'static str, &'static [u8]>,
     key: &str,
 ) -> Result<Option<Vec<f32>>> {
-    table.get(key)?.map(|v| vector_from_bytes(key, v.value())).transpose()
+    table
+        .get(key)?
+        .map(|v| vector_from_bytes(key, v.value()))
+        .transpose()
 }
 
 /// A read snapshot: everything it returns reflects one commit.
@@ -375,18 +401,25 @@ impl Snapshot {
     /// The index-wide record, or `None` for an index never synced.
     pub fn meta(&self) -> Result<Option<IndexMeta>> {
         let table = self.txn.open_table(META)?;
-        let Some(bytes) = table.get(META_KEY)? else { return Ok(None) };
-        serde_json::from_slice(bytes.value()).map(Some).map_err(|e| StoreError::Corrupt {
-            table: "meta",
-            key: META_KEY.into(),
-            reason: e.to_string(),
-        })
+        let Some(bytes) = table.get(META_KEY)? else {
+            return Ok(None);
+        };
+        serde_json::from_slice(bytes.value())
+            .map(Some)
+            .map_err(|e| StoreError::Corrupt {
+                table: "meta",
+                key: META_KEY.into(),
+                reason: e.to_string(),
+            })
     }
 
     /// The manifest entry of one file.
     pub fn file(&self, path: &str) -> Result<Option<FileRecord>> {
         let table = self.txn.open_table(FILES)?;
-        table.get(path)?.map(|v| decode("files", path, v.value())).transpose()
+        table
+            .get(path)?
+            .map(|v| decode("files", path, v.value()))
+            .transpose()
     }
 
     /// Every manifest entry, ordered by path.
@@ -405,7 +438,10 @@ impl Snapshot {
     /// One chunk by ID.
     pub fn chunk(&self, id: &str) -> Result<Option<ChunkRecord>> {
         let table = self.txn.open_table(CHUNKS)?;
-        table.get(id)?.map(|v| decode("chunks", id, v.value())).transpose()
+        table
+            .get(id)?
+            .map(|v| decode("chunks", id, v.value()))
+            .transpose()
     }
 
     /// Every live chunk, ordered by ID.
@@ -471,24 +507,32 @@ impl WriteBatch {
     /// The index-wide record as this transaction sees it.
     pub fn meta(&self) -> Result<Option<IndexMeta>> {
         let table = self.txn.open_table(META)?;
-        let Some(bytes) = table.get(META_KEY)? else { return Ok(None) };
-        serde_json::from_slice(bytes.value()).map(Some).map_err(|e| StoreError::Corrupt {
-            table: "meta",
-            key: META_KEY.into(),
-            reason: e.to_string(),
-        })
+        let Some(bytes) = table.get(META_KEY)? else {
+            return Ok(None);
+        };
+        serde_json::from_slice(bytes.value())
+            .map(Some)
+            .map_err(|e| StoreError::Corrupt {
+                table: "meta",
+                key: META_KEY.into(),
+                reason: e.to_string(),
+            })
     }
 
     /// Replaces the index-wide record.
     pub fn put_meta(&mut self, meta: &IndexMeta) -> Result<()> {
         let bytes = serde_json::to_vec(meta).expect("meta serialises");
-        self.txn.open_table(META)?.insert(META_KEY, bytes.as_slice())?;
+        self.txn
+            .open_table(META)?
+            .insert(META_KEY, bytes.as_slice())?;
         Ok(())
     }
 
     /// Inserts or replaces a manifest entry.
     pub fn put_file(&mut self, path: &str, record: &FileRecord) -> Result<()> {
-        self.txn.open_table(FILES)?.insert(path, encode(record).as_slice())?;
+        self.txn
+            .open_table(FILES)?
+            .insert(path, encode(record).as_slice())?;
         Ok(())
     }
 
@@ -500,7 +544,9 @@ impl WriteBatch {
 
     /// Inserts or replaces a chunk and its point entry.
     pub fn put_chunk(&mut self, id: &str, record: &ChunkRecord) -> Result<()> {
-        self.txn.open_table(CHUNKS)?.insert(id, encode(record).as_slice())?;
+        self.txn
+            .open_table(CHUNKS)?
+            .insert(id, encode(record).as_slice())?;
         self.txn.open_table(POINTS)?.insert(record.point, id)?;
         Ok(())
     }
@@ -510,7 +556,8 @@ impl WriteBatch {
         let removed = {
             let mut table = self.txn.open_table(CHUNKS)?;
             let old = table.remove(id)?;
-            old.map(|v| decode::<ChunkRecord>("chunks", id, v.value())).transpose()?
+            old.map(|v| decode::<ChunkRecord>("chunks", id, v.value()))
+                .transpose()?
         };
         if let Some(record) = &removed {
             self.txn.open_table(POINTS)?.remove(record.point)?;
@@ -535,7 +582,9 @@ impl WriteBatch {
 
     /// Stores a vector under the hash of the text it embeds.
     pub fn put_embedding(&mut self, hash: &str, vector: &[f32]) -> Result<()> {
-        self.txn.open_table(EMBEDDINGS)?.insert(hash, vector_bytes(vector).as_slice())?;
+        self.txn
+            .open_table(EMBEDDINGS)?
+            .insert(hash, vector_bytes(vector).as_slice())?;
         Ok(())
     }
 
@@ -606,7 +655,15 @@ mod tests {
         assert_eq!(r.chunk("a").unwrap().unwrap(), chunk("x.md", 7));
         assert_eq!(r.chunk_id_for_point(7).unwrap().as_deref(), Some("a"));
         assert_eq!(r.embedding("h1").unwrap(), Some(vec![1.0, -0.5]));
-        assert_eq!(r.counts().unwrap(), Counts { files: 1, chunks: 1, points: 1, embeddings: 1 });
+        assert_eq!(
+            r.counts().unwrap(),
+            Counts {
+                files: 1,
+                chunks: 1,
+                points: 1,
+                embeddings: 1
+            }
+        );
     }
 
     #[test]
@@ -634,7 +691,15 @@ mod tests {
         assert_eq!(w.retain_embeddings(&keep).unwrap(), 1);
         w.commit().unwrap();
         let r = store.read().unwrap();
-        assert_eq!(r.counts().unwrap(), Counts { files: 0, chunks: 0, points: 0, embeddings: 1 });
+        assert_eq!(
+            r.counts().unwrap(),
+            Counts {
+                files: 0,
+                chunks: 0,
+                points: 0,
+                embeddings: 1
+            }
+        );
     }
 
     #[test]
@@ -642,7 +707,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("i.redb");
         let writer = Store::open_writer(&path).unwrap();
-        assert!(matches!(Store::open_writer(&path), Err(StoreError::Busy { .. })));
+        assert!(matches!(
+            Store::open_writer(&path),
+            Err(StoreError::Busy { .. })
+        ));
         let reader = Store::open_reader(&path).unwrap();
         let mut w = writer.write().unwrap();
         w.put_embedding("h", &[0.5]).unwrap();
