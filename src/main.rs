@@ -65,6 +65,9 @@ enum Command {
         /// Wait for another sync to finish instead of exiting with code 75.
         #[arg(long)]
         wait: bool,
+        /// Merge target for chunk sizes, in model tokens (changing it needs --reindex).
+        #[arg(long, value_name = "N")]
+        target_tokens: Option<usize>,
     },
     /// Search the index.
     Query {
@@ -93,6 +96,9 @@ enum Command {
         /// One JSON object per chunk per line.
         #[arg(long)]
         json: bool,
+        /// Merge target for chunk sizes, in model tokens.
+        #[arg(long, value_name = "N")]
+        target_tokens: Option<usize>,
     },
     /// Print every live chunk as one JSON object per line.
     Dump {
@@ -194,6 +200,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             dry_run,
             reindex,
             wait,
+            target_tokens,
         } => {
             let index = index.unwrap_or_else(|| dir.join(DEFAULT_INDEX_DIR));
             cmd_sync(
@@ -204,6 +211,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 SyncOptions { dry_run, reindex },
                 wait,
                 verbose,
+                index_config(target_tokens),
             )
         }
         Command::Query {
@@ -256,7 +264,11 @@ fn run(cli: Cli) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Chunks { files, json } => cmd_chunks(model_dir, &files, json),
+        Command::Chunks {
+            files,
+            json,
+            target_tokens,
+        } => cmd_chunks(model_dir, &files, json, index_config(target_tokens)),
         Command::Dump { index, vectors } => {
             let index = open_for_reading(model_dir, index)?;
             let mut out = std::io::stdout().lock();
@@ -436,13 +448,14 @@ fn cmd_sync(
     options: SyncOptions,
     wait: bool,
     verbose: bool,
+    config: IndexConfig,
 ) -> Result<ExitCode> {
     if !dir.is_dir() {
         bail!("{} is not a folder", dir.display());
     }
     let embedder = load_embedder(model_dir)?;
     let index = loop {
-        match RagIndex::open(index_dir, embedder.clone(), IndexConfig::default()) {
+        match RagIndex::open(index_dir, embedder.clone(), config.clone()) {
             Err(CoreError::Busy { .. }) if wait => std::thread::sleep(Duration::from_millis(500)),
             other => break other,
         }
@@ -510,9 +523,14 @@ fn cmd_sync(
     })
 }
 
-fn cmd_chunks(model_dir: Option<&Path>, files: &[PathBuf], json: bool) -> Result<ExitCode> {
+fn cmd_chunks(
+    model_dir: Option<&Path>,
+    files: &[PathBuf],
+    json: bool,
+    config: IndexConfig,
+) -> Result<ExitCode> {
     let embedder = load_embedder(model_dir)?;
-    let chunker = rag_index_core::chunker_for(&embedder, IndexConfig::default().chunker)?;
+    let chunker = rag_index_core::chunker_for(&embedder, config.chunker)?;
     let mut out = std::io::stdout().lock();
     let mut failed = false;
     for file in files {
@@ -649,6 +667,14 @@ fn open_for_reading(model_dir: Option<&Path>, index: Option<PathBuf>) -> Result<
     let embedder = load_embedder(model_dir)?;
     RagIndex::open_read_only(&dir, embedder, IndexConfig::default())
         .with_context(|| format!("cannot open index {}", dir.display()))
+}
+
+fn index_config(target_tokens: Option<usize>) -> IndexConfig {
+    let mut config = IndexConfig::default();
+    if let Some(target) = target_tokens {
+        config.chunker.target_tokens = target;
+    }
+    config
 }
 
 fn truncate(line: &str, max: usize) -> String {

@@ -104,3 +104,67 @@ pub fn dump(index: &Path) -> Vec<Value> {
 pub fn collapse(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
+
+/// The real model, loaded once per test binary.
+pub fn embedder() -> std::sync::Arc<rag_index_core::Embedder> {
+    static EMBEDDER: std::sync::OnceLock<std::sync::Arc<rag_index_core::Embedder>> =
+        std::sync::OnceLock::new();
+    EMBEDDER
+        .get_or_init(|| {
+            let models = Path::new(env!("CARGO_MANIFEST_DIR")).join("models");
+            let dir = rag_index_core::resolve_model_dir(None, &[models]).expect("model fetched");
+            std::sync::Arc::new(
+                rag_index_core::Embedder::load(&dir, rag_index_core::EmbedderConfig::default())
+                    .expect("model loads"),
+            )
+        })
+        .clone()
+}
+
+/// (chunk ID, path, text) of every chunk a fresh index of `docs` would hold, computed with the
+/// chunker alone (no embedding). Files that cannot be read as UTF-8 are skipped, as sync does.
+pub fn expected_chunks(
+    docs: &Path,
+    exclude: Option<&Path>,
+) -> std::collections::BTreeSet<(String, String, String)> {
+    let chunker =
+        rag_index_core::chunker_for(&embedder(), rag_index_core::ChunkerConfig::default())
+            .expect("chunker");
+    let (files, _) = rag_index_core::walk::walk(docs, exclude);
+    let mut out = std::collections::BTreeSet::new();
+    for file in files {
+        let Ok(bytes) = std::fs::read(&file.abs) else {
+            continue;
+        };
+        if bytes[..bytes.len().min(8192)].contains(&0) {
+            continue;
+        }
+        let Ok(text) = String::from_utf8(bytes) else {
+            continue;
+        };
+        for chunk in chunker.chunk(&file.rel, &text).expect("chunk").chunks {
+            out.insert((chunk.id, chunk.path, chunk.text));
+        }
+    }
+    out
+}
+
+/// Cosine similarity of two JSON vectors.
+pub fn cosine(a: &Value, b: &Value) -> f64 {
+    let a: Vec<f64> = a
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap())
+        .collect();
+    let b: Vec<f64> = b
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap())
+        .collect();
+    let dot: f64 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
+    let na: f64 = a.iter().map(|x| x * x).sum::<f64>().sqrt();
+    let nb: f64 = b.iter().map(|x| x * x).sum::<f64>().sqrt();
+    dot / (na * nb)
+}

@@ -128,6 +128,8 @@ impl Stat {
 /// Marks a stat as untrustworthy so the next sync re-hashes the file: a file written within the
 /// filesystem's timestamp granularity of our read could change again without changing its mtime.
 const RACY_MTIME: i128 = -1;
+/// Texts embedded between two progress reports.
+const PROGRESS_EVERY: usize = 32;
 const RACY_WINDOW_NS: i128 = 2_000_000_000;
 
 enum Outcome {
@@ -500,22 +502,27 @@ impl RagIndex {
         progress: &dyn Fn(SyncProgress),
         cancel: &AtomicBool,
     ) -> Result<()> {
+        // Similar lengths side by side: batches carry little padding and progress is steady.
+        let mut texts = texts.to_vec();
+        texts.sort_by_key(|(_, text)| text.len());
         let total = texts.len();
         let mut done = 0;
         progress(SyncProgress::Embedding { done, total });
         for batch in texts.chunks(self.config.embed_commit_every.max(1)) {
-            if cancel.load(Ordering::Relaxed) {
-                return Err(Error::Cancelled);
-            }
-            let bodies: Vec<&str> = batch.iter().map(|(_, text)| *text).collect();
-            let vectors = self.embedder.embed_documents(&bodies)?;
             let mut write = self.store.write()?;
-            for ((hash, _), vector) in batch.iter().zip(&vectors) {
-                write.put_embedding(&embedding_key(model_id, hash), vector)?;
+            for group in batch.chunks(PROGRESS_EVERY) {
+                if cancel.load(Ordering::Relaxed) {
+                    return Err(Error::Cancelled);
+                }
+                let bodies: Vec<&str> = group.iter().map(|(_, text)| *text).collect();
+                let vectors = self.embedder.embed_documents(&bodies)?;
+                for ((hash, _), vector) in group.iter().zip(&vectors) {
+                    write.put_embedding(&embedding_key(model_id, hash), vector)?;
+                }
+                done += group.len();
+                progress(SyncProgress::Embedding { done, total });
             }
             write.commit()?;
-            done += batch.len();
-            progress(SyncProgress::Embedding { done, total });
         }
         Ok(())
     }

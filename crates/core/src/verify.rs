@@ -37,8 +37,8 @@ impl VerifyReport {
 
 impl RagIndex {
     /// Checks that every file's chunks exist and belong to it, every chunk's hash matches its
-    /// text and has a vector of the right size, points map one-to-one to chunks, the fingerprints
-    /// match this build, and the saved graph loads, holds every live chunk and finds chunks by
+    /// text and has a vector of the right size, points map one-to-one to chunks, the model
+    /// fingerprint matches this build's model, and the saved graph loads, holds every live chunk and finds chunks by
     /// their own vectors. With `repair`, rebuilds the graph from stored vectors and drops the
     /// manifest entries of files whose stored data is inconsistent, so the next sync re-indexes
     /// them.
@@ -74,13 +74,6 @@ impl RagIndex {
             report.problems.push(format!(
                 "model fingerprint differs: index {} vs this build {model_id}",
                 meta.model_fingerprint
-            ));
-        }
-        if meta.chunker_fingerprint != self.chunker.fingerprint() {
-            report.problems.push(format!(
-                "chunker fingerprint differs: index {} vs this build {}",
-                meta.chunker_fingerprint,
-                self.chunker.fingerprint()
             ));
         }
 

@@ -1,0 +1,267 @@
+//! Property: after any sequence of file creations, edits, renames, moves, deletions, truncations
+//! and touches followed by `sync`, the live chunks equal those of a fresh index of the folder as it
+//! now is — IDs, paths, texts and vectors — and `verify` passes.
+//!
+//! Sequences are random but seeded. `RAG_PROPTEST_SEQUENCES` (default 4) and `RAG_PROPTEST_SEED`
+//! set how many and which; `scripts/sync-property.sh` runs a larger number.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+
+use common::*;
+use rag_index_core::{IndexConfig, RagIndex, SyncOptions};
+
+const STEPS_PER_SEQUENCE: usize = 6;
+
+/// Small real Markdown files to build folders from (sorted for determinism).
+fn pool() -> Vec<PathBuf> {
+    let (files, _) = rag_index_core::walk::walk(&corpus_dir(), None);
+    let mut small: Vec<PathBuf> = files
+        .into_iter()
+        .filter(|f| std::fs::metadata(&f.abs).is_ok_and(|m| m.len() < 3_500))
+        .map(|f| f.abs)
+        .collect();
+    small.sort();
+    assert!(small.len() >= 10, "the corpus has small files");
+    small
+}
+
+fn env_number(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn random_words(rng: &mut fastrand::Rng, n: usize) -> String {
+    const WORDS: &[&str] = &[
+        "router",
+        "middleware",
+        "certificate",
+        "entrypoint",
+        "timeout",
+        "retry",
+        "backend",
+        "label",
+        "provider",
+        "quota",
+        "header",
+        "redirect",
+        "zebra",
+        "lantern",
+        "orchard",
+    ];
+    (0..n)
+        .map(|_| WORDS[rng.usize(..WORDS.len())])
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Relative paths of the documents in `docs`.
+fn documents(docs: &Path) -> Vec<String> {
+    rag_index_core::walk::walk(docs, None)
+        .0
+        .into_iter()
+        .map(|f| f.rel)
+        .collect()
+}
+
+/// Applies one random change to the folder and says what it was.
+fn mutate(rng: &mut fastrand::Rng, docs: &Path, pool: &[PathBuf], serial: usize) -> String {
+    let existing = documents(docs);
+    let pick = |rng: &mut fastrand::Rng| existing[rng.usize(..existing.len())].clone();
+    let op = if existing.is_empty() {
+        0
+    } else {
+        rng.usize(..9)
+    };
+    match op {
+        0 => {
+            let src = &pool[rng.usize(..pool.len())];
+            let dir = ["", "a/", "a/b/", "c d/"][rng.usize(..4)];
+            let rel = format!("{dir}new-{serial}.md");
+            std::fs::create_dir_all(docs.join(&rel).parent().unwrap()).unwrap();
+            std::fs::copy(src, docs.join(&rel)).unwrap();
+            format!("add {rel}")
+        }
+        1 => {
+            let rel = pick(rng);
+            let mut text = std::fs::read_to_string(docs.join(&rel)).unwrap();
+            text.push_str(&format!("\n\n{}.\n", random_words(rng, 12)));
+            std::fs::write(docs.join(&rel), text).unwrap();
+            format!("append to {rel}")
+        }
+        2 => {
+            let rel = pick(rng);
+            let text = std::fs::read_to_string(docs.join(&rel)).unwrap();
+            std::fs::write(
+                docs.join(&rel),
+                format!("{}.\n\n{text}", random_words(rng, 9)),
+            )
+            .unwrap();
+            format!("insert at top of {rel}")
+        }
+        3 => {
+            let rel = pick(rng);
+            let text = std::fs::read_to_string(docs.join(&rel)).unwrap();
+            let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+            if !lines.is_empty() {
+                let i = rng.usize(..lines.len());
+                lines[i] = format!("{} {}", lines[i], random_words(rng, 3));
+            }
+            std::fs::write(docs.join(&rel), lines.join("\n")).unwrap();
+            format!("edit a line of {rel}")
+        }
+        4 => {
+            let rel = pick(rng);
+            let text = std::fs::read_to_string(docs.join(&rel)).unwrap();
+            let mut cut = rng.usize(..=text.len());
+            while !text.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            std::fs::write(docs.join(&rel), &text[..cut]).unwrap();
+            format!("truncate {rel} to {cut} bytes")
+        }
+        5 => {
+            let rel = pick(rng);
+            let to = format!("moved/{serial}-{}", rel.replace('/', "_"));
+            std::fs::create_dir_all(docs.join("moved")).unwrap();
+            std::fs::rename(docs.join(&rel), docs.join(&to)).unwrap();
+            format!("rename {rel} -> {to}")
+        }
+        6 => {
+            let rel = pick(rng);
+            std::fs::remove_file(docs.join(&rel)).unwrap();
+            format!("delete {rel}")
+        }
+        7 => {
+            let rel = pick(rng);
+            let to = format!("copy-{serial}.md");
+            std::fs::copy(docs.join(&rel), docs.join(&to)).unwrap();
+            format!("duplicate {rel} -> {to}")
+        }
+        _ => {
+            // Same bytes, new mtime: must not count as a change.
+            let rel = pick(rng);
+            let bytes = std::fs::read(docs.join(&rel)).unwrap();
+            std::fs::write(docs.join(&rel), bytes).unwrap();
+            format!("rewrite {rel} unchanged")
+        }
+    }
+}
+
+type Live = BTreeMap<(String, String, String), Vec<f32>>;
+
+fn live_state(index: &RagIndex) -> Live {
+    index
+        .dump()
+        .unwrap()
+        .into_iter()
+        .map(|(id, c)| {
+            let vector = index
+                .vector_of(&c.hash)
+                .unwrap()
+                .expect("every chunk has a vector");
+            ((id, c.path, c.text), vector)
+        })
+        .collect()
+}
+
+fn sync(index: &RagIndex, docs: &Path) -> rag_index_core::SyncReport {
+    let report = index
+        .sync(
+            docs,
+            &SyncOptions::default(),
+            &|_| {},
+            &AtomicBool::new(false),
+        )
+        .unwrap();
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    report
+}
+
+#[test]
+fn random_edit_sequences_keep_the_index_equal_to_a_fresh_one() {
+    let pool = pool();
+    let sequences = env_number("RAG_PROPTEST_SEQUENCES", 4);
+    let seed = env_number("RAG_PROPTEST_SEED", 0x5eed);
+    for sequence in 0..sequences {
+        let mut rng = fastrand::Rng::with_seed(seed.wrapping_add(sequence));
+        let work = tempfile::tempdir().unwrap();
+        let docs = work.path().join("docs");
+        std::fs::create_dir_all(&docs).unwrap();
+        for i in 0..4 {
+            let src = &pool[rng.usize(..pool.len())];
+            std::fs::copy(src, docs.join(format!("start-{i}.md"))).unwrap();
+        }
+        let index = RagIndex::open(
+            &work.path().join("index"),
+            embedder(),
+            IndexConfig::default(),
+        )
+        .unwrap();
+        sync(&index, &docs);
+        let mut history = Vec::new();
+        for step in 0..STEPS_PER_SEQUENCE {
+            let changes = 1 + rng.usize(..3);
+            for c in 0..changes {
+                history.push(mutate(&mut rng, &docs, &pool, step * 10 + c));
+            }
+            let report = sync(&index, &docs);
+            let live = live_state(&index);
+            let keys: BTreeSet<_> = live.keys().cloned().collect();
+            assert_eq!(
+                keys,
+                expected_chunks(&docs, None),
+                "seed {seed} sequence {sequence} after: {history:#?}"
+            );
+            assert_eq!(report.chunks.total, live.len());
+            let verify = index.verify(false).unwrap();
+            assert!(
+                verify.ok(),
+                "verify after {history:#?}: {:?}",
+                verify.problems
+            );
+            // A no-op sync right after does nothing.
+            let noop = sync(&index, &docs);
+            assert_eq!(noop.chunks.embedded, 0);
+            assert_eq!(noop.chunks.deleted, 0);
+        }
+        // The incrementally maintained index equals a fresh one, vectors included.
+        let fresh_dir = tempfile::tempdir().unwrap();
+        let fresh = RagIndex::open(fresh_dir.path(), embedder(), IndexConfig::default()).unwrap();
+        sync(&fresh, &docs);
+        let (ours, theirs) = (live_state(&index), live_state(&fresh));
+        assert_eq!(
+            ours.keys().collect::<Vec<_>>(),
+            theirs.keys().collect::<Vec<_>>()
+        );
+        for (key, v) in &ours {
+            let w = &theirs[key];
+            let dot: f32 = v.iter().zip(w).map(|(a, b)| a * b).sum();
+            assert!(
+                dot > 0.9999,
+                "vector of {key:?} differs from a fresh embedding: {dot}"
+            );
+        }
+        // Searches agree too (scores, since duplicated texts tie).
+        let a = index
+            .search("how do I configure a router middleware", 5, true)
+            .unwrap();
+        let b = fresh
+            .search("how do I configure a router middleware", 5, true)
+            .unwrap();
+        assert_eq!(a.len(), b.len());
+        for (x, y) in a.iter().zip(&b) {
+            assert!(
+                (x.score - y.score).abs() < 1e-4,
+                "{} vs {}",
+                x.score,
+                y.score
+            );
+        }
+    }
+}
