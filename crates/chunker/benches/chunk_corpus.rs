@@ -10,17 +10,24 @@ use std::time::{Duration, Instant};
 use rag_chunker::{Chunker, ChunkerConfig, TokenCounter};
 use rayon::prelude::*;
 
-const TOKENIZER: &str =
-    concat!(env!("CARGO_MANIFEST_DIR"), "/../../models/all-MiniLM-L6-v2/tokenizer.json");
-const CORPUS: &str =
-    concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/corpora/traefik/docs");
+const TOKENIZER: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../models/all-MiniLM-L6-v2/tokenizer.json"
+);
+const CORPUS: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../../shared/corpora/traefik/docs"
+);
 const ROUNDS: usize = 5;
 
 struct Hf(tokenizers::Tokenizer);
 
 impl TokenCounter for Hf {
     fn count(&self, text: &str) -> usize {
-        self.0.encode_fast(text, true).map(|e| e.len()).unwrap_or(usize::MAX)
+        self.0
+            .encode_fast(text, true)
+            .map(|e| e.len())
+            .unwrap_or(usize::MAX)
     }
 }
 
@@ -61,7 +68,11 @@ fn main() {
     let docs: Vec<(String, String)> = paths
         .iter()
         .map(|p| {
-            let rel = p.strip_prefix(CORPUS).expect("prefix").to_string_lossy().into_owned();
+            let rel = p
+                .strip_prefix(CORPUS)
+                .expect("prefix")
+                .to_string_lossy()
+                .into_owned();
             (rel, std::fs::read_to_string(p).expect("utf-8"))
         })
         .collect();
@@ -71,7 +82,11 @@ fn main() {
     tok.with_padding(None);
     let hf = Arc::new(Hf(tok));
     let threads = rayon::current_num_threads();
-    println!("corpus: {} files, {:.2} MB; rayon threads: {threads}; best of {ROUNDS}", docs.len(), bytes as f64 / 1e6);
+    println!(
+        "corpus: {} files, {:.2} MB; rayon threads: {threads}; best of {ROUNDS}",
+        docs.len(),
+        bytes as f64 / 1e6
+    );
 
     let tokenize = best(|| {
         let n: usize = docs.par_iter().map(|(_, s)| hf.count(s)).sum();
@@ -83,7 +98,9 @@ fn main() {
     });
 
     let run = |chunker: &Chunker| -> usize {
-        docs.par_iter().map(|(p, s)| chunker.chunk(p, s).expect("chunk").chunks.len()).sum()
+        docs.par_iter()
+            .map(|(p, s)| chunker.chunk(p, s).expect("chunk").chunks.len())
+            .sum()
     };
     // Cold: a fresh chunker each round, so every distinct word goes through the tokenizer.
     let mut chunks = 0;
@@ -99,7 +116,10 @@ fn main() {
     });
     let cold_1t = best(|| {
         let chunker = Chunker::new(hf.clone(), ChunkerConfig::default()).expect("config");
-        let n: usize = docs.iter().map(|(p, s)| chunker.chunk(p, s).expect("chunk").chunks.len()).sum();
+        let n: usize = docs
+            .iter()
+            .map(|(p, s)| chunker.chunk(p, s).expect("chunk").chunks.len())
+            .sum();
         assert_eq!(n, chunks);
     });
 

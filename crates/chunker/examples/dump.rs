@@ -1,5 +1,4 @@
 //! Prints the chunks of one file: `cargo run -p rag-chunker --example dump -- PATH [ROOT]`.
-//! Uses a whitespace counter unless the tokenizer is available (dev builds only).
 
 use std::sync::Arc;
 
@@ -22,7 +21,10 @@ fn main() {
         env!("CARGO_MANIFEST_DIR"),
         "/../../../shared/corpora/traefik/docs"
     );
-    let rel = &args[1];
+    let Some(rel) = args.get(1) else {
+        eprintln!("usage: dump RELATIVE_PATH (inside shared/corpora/traefik/docs)");
+        std::process::exit(2);
+    };
     let src = std::fs::read_to_string(format!("{root}/{rel}")).expect("read");
     let tok = concat!(
         env!("CARGO_MANIFEST_DIR"),

@@ -230,7 +230,10 @@ impl Chunker {
             if !over {
                 return Ok(doc);
             }
-            // Only reachable with a non-additive counter: hold back more and retry.
+            // Only expected with a non-additive counter: hold back more and retry.
+            if self.counting.additive {
+                log::warn!("{path}: chunk over the cap with an additive counter; retrying");
+            }
             let room = self.config.max_tokens - self.counting.specials;
             if slack >= room / 2 {
                 return Err(ChunkError::OverBudget {

@@ -178,39 +178,47 @@ fn is_container_marker(line: &str) -> bool {
         || ["!!!", "???", "???+"].contains(&t.trim_end())
 }
 
-/// Folds `marker paragraph + indented code block` pairs (how CommonMark reads mkdocs admonitions
-/// and content tabs) into a Container whose children are parsed from the de-indented body.
+/// Folds mkdocs admonitions and content tabs into Containers whose children are parsed from the
+/// de-indented body. CommonMark reads them as a paragraph starting with the marker line (the body
+/// continues it lazily when no blank line follows the marker), plus an indented code block when
+/// one does.
 fn containers(text: &str, blocks: &mut Vec<Block>, depth: usize) {
     let mut i = 0;
-    while i + 1 < blocks.len() {
+    while i < blocks.len() {
         let para = &blocks[i];
-        let next = &blocks[i + 1];
-        let marker_text = &text[para.range.clone()];
-        let single_line = !marker_text.trim_end().contains('\n');
-        if para.kind == Kind::Paragraph
-            && next.kind == Kind::IndentedCode
-            && single_line
-            && is_container_marker(marker_text)
-            && text[para.range.end..next.range.start].trim().is_empty()
-            && depth < MAX_CONTAINER_DEPTH
+        let first_line_end = text[para.range.clone()]
+            .find('\n')
+            .map_or(para.range.end, |k| para.range.start + k);
+        if para.kind != Kind::Paragraph
+            || depth >= MAX_CONTAINER_DEPTH
+            || !is_container_marker(&text[para.range.start..first_line_end])
         {
-            let marker_end = crate::blocks::trim_end(text, para.range.clone());
-            let marker = para.range.start..marker_end;
-            // The body starts on the line after the marker.
-            let body_start = text[marker_end..]
-                .find('\n')
-                .map_or(text.len(), |k| marker_end + k + 1);
-            let body_end = next.range.end.max(body_start);
-            let children = dedented_blocks(text, body_start..body_end, depth + 1);
-            let container = Block {
-                kind: Kind::Container {
-                    marker: marker.clone(),
-                },
-                range: para.range.start..body_end,
-                children,
-            };
-            blocks.splice(i..i + 2, [container]);
+            i += 1;
+            continue;
         }
+        let marker_end = crate::blocks::trim_end(text, para.range.start..first_line_end);
+        let marker = para.range.start..marker_end;
+        let body_start = (first_line_end + 1).min(para.range.end.max(first_line_end));
+        let mut body_end = para.range.end;
+        let mut consumed = 1;
+        if let Some(next) = blocks.get(i + 1)
+            && next.kind == Kind::IndentedCode
+            && text[para.range.end..next.range.start].trim().is_empty()
+        {
+            body_end = next.range.end;
+            consumed = 2;
+        }
+        if text[body_start.min(body_end)..body_end].trim().is_empty() {
+            i += 1;
+            continue;
+        }
+        let children = dedented_blocks(text, body_start..body_end, depth + 1);
+        let container = Block {
+            kind: Kind::Container { marker },
+            range: para.range.start..body_end,
+            children,
+        };
+        blocks.splice(i..i + consumed, [container]);
         i += 1;
     }
     for b in blocks.iter_mut() {

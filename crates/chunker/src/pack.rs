@@ -734,7 +734,12 @@ impl<'c, 'a> Packer<'c, 'a> {
     fn push_block(&mut self, block: &Block) {
         let cx = self.cx;
         if let (None, Kind::Heading { level, text }) = (&self.nested, &block.kind) {
-            if !self.acc.is_empty() && !self.heading_only() {
+            let p = cx.piece(block.range.clone());
+            // Headings lead at most half a chunk, so text always fits beside them; longer runs
+            // of empty headings (or absurdly long ones) are emitted on their own.
+            if !self.acc.is_empty()
+                && (!self.heading_only() || !self.fits_with_acc(&p, self.max / 2))
+            {
                 self.flush();
             }
             while self.headings.last().is_some_and(|(l, _)| *l >= *level) {
@@ -742,11 +747,26 @@ impl<'c, 'a> Packer<'c, 'a> {
             }
             self.headings.push((*level, text.clone()));
             self.set_section_budget();
-            self.push(AccItem {
-                piece: cx.piece(block.range.clone()),
-                heading: true,
-                intro: false,
-            });
+            let pieces = if p.tokens > self.max / 2 {
+                cx.split_text(
+                    p.range,
+                    Budget::flat((self.max / 2).max(1)),
+                    Level::Sentences,
+                    false,
+                )
+            } else {
+                vec![p]
+            };
+            for (i, piece) in pieces.into_iter().enumerate() {
+                if i > 0 {
+                    self.flush();
+                }
+                self.push(AccItem {
+                    piece,
+                    heading: true,
+                    intro: false,
+                });
+            }
             return;
         }
         let (max, target) = self.budgets();

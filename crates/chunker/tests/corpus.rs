@@ -80,6 +80,18 @@ fn corpus_invariants() {
                 "{path} #{i}: unbalanced fence\n{}",
                 c.text
             );
+            check_table_header(path, i, &c.text);
+            let body = c.text.split_once("\n\n").map_or("", |(_, b)| b);
+            assert!(
+                body.lines()
+                    .any(|l| !l.trim().is_empty() && !l.starts_with('#')),
+                "{path} #{i}: heading alone:\n{}",
+                c.text
+            );
+            assert!(
+                c.text.starts_with(&c.heading_path.join(" > ")),
+                "{path} #{i}: breadcrumb"
+            );
             n += 1;
             sum += real;
             max = max.max(real);
@@ -91,6 +103,25 @@ fn corpus_invariants() {
         docs.len(),
         sum as f64 / n as f64
     );
+}
+
+/// A chunk holding table rows holds their header: the first row is followed by the delimiter.
+fn check_table_header(path: &str, i: usize, text: &str) {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut in_fence = false;
+    for (k, l) in lines.iter().enumerate() {
+        let t = l.trim_start();
+        if t.starts_with("```") || t.starts_with("~~~") {
+            in_fence = !in_fence;
+        }
+        if !in_fence && t.starts_with('|') {
+            let next = lines.get(k + 1).map_or("", |n| n.trim());
+            let delim =
+                next.contains('-') && next.chars().all(|c| matches!(c, '|' | '-' | ':' | ' '));
+            assert!(delim, "{path} #{i}: table piece without header:\n{text}");
+            return;
+        }
+    }
 }
 
 /// Every non-whitespace byte of the body (after front matter) lies in some chunk's byte range.

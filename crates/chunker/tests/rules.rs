@@ -279,7 +279,8 @@ Promotions may override the reorder point for their duration. When an override i
 
 #[test]
 fn edge_cases_do_not_panic_and_respect_the_cap() {
-    let long_line = "word ".repeat(200_000);
+    // 5 MB on one line.
+    let long_line = "word, ".repeat(900_000);
     let long_word = "x.".repeat(20_000);
     let nested = (0..200)
         .map(|i| format!("{}- level {i}\n", "  ".repeat(i)))
@@ -408,5 +409,24 @@ fn non_additive_counter_is_exact() {
     for c in &doc.chunks {
         assert_eq!(c.tokens, c.text.chars().count() + 2);
         assert!(c.tokens <= 300);
+    }
+}
+
+#[test]
+fn chunker_is_shareable_across_threads() {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<Chunker>();
+    let chunker = Arc::new(common::chunker());
+    let handles: Vec<_> = (0..2)
+        .map(|i| {
+            let c = chunker.clone();
+            std::thread::spawn(move || {
+                c.chunk("t.md", &format!("# T{i}\n\ntext {i}"))
+                    .expect("chunk")
+            })
+        })
+        .collect();
+    for h in handles {
+        assert_eq!(h.join().expect("thread").chunks.len(), 1);
     }
 }

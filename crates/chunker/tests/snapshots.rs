@@ -1,0 +1,48 @@
+//! Snapshots of the chunks of real Traefik files: a big option table, mkdocs code tabs, a
+//! numbered procedure with code, admonitions. Review changes with `cargo insta review`.
+
+mod common;
+
+fn render(rel: &str) -> String {
+    let src = std::fs::read_to_string(format!("{}/{rel}", common::CORPUS)).expect("file");
+    let doc = common::chunker().chunk(rel, &src).expect("chunk");
+    let mut out = format!("title: {}\nchunks: {}\n", doc.title, doc.chunks.len());
+    for c in &doc.chunks {
+        out.push_str(&format!(
+            "\n===== #{} tokens={} bytes={:?} id={}\n",
+            c.ordinal, c.tokens, c.byte_range, c.id
+        ));
+        if let Some(keys) = c.metadata.get("table_keys") {
+            out.push_str(&format!("table_keys: {keys}\n"));
+        }
+        out.push_str(&c.text);
+        out.push('\n');
+    }
+    out
+}
+
+#[test]
+fn option_table() {
+    insta::assert_snapshot!(render(
+        "reference/routing-configuration/http/middlewares/compress.md"
+    ));
+}
+
+#[test]
+fn code_tabs() {
+    insta::assert_snapshot!(render(
+        "reference/install-configuration/observability/healthcheck.md"
+    ));
+}
+
+#[test]
+fn numbered_procedure() {
+    insta::assert_snapshot!(render(
+        "reference/install-configuration/providers/kubernetes/knative.md"
+    ));
+}
+
+#[test]
+fn admonitions() {
+    insta::assert_snapshot!(render("deprecation/releases.md"));
+}
