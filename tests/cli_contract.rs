@@ -443,3 +443,153 @@ fn a_second_writer_gets_exit_code_75() {
     drop(holder);
     sync(&docs, &index, 0);
 }
+
+#[test]
+fn metadata_only_change_reembeds_nothing_and_updates_metadata() {
+    let work = tempfile::tempdir().unwrap();
+    let (docs, index) = small_index(work.path());
+    sync(&docs, &index, 0);
+    let file = docs.join(SMALL[0]);
+    let text = std::fs::read_to_string(&file).unwrap();
+    let changed = text.replacen(
+        "description: \"In Traefik Proxy",
+        "description: \"Changed: In Traefik Proxy",
+        1,
+    );
+    assert_ne!(text, changed);
+    std::fs::write(&file, changed).unwrap();
+    let report = sync(&docs, &index, 0);
+    assert_eq!(report["files"]["modified"], 1);
+    assert_eq!(report["chunks"]["embedded"], 0, "{report}");
+    assert_eq!(report["chunks"]["deleted"], 0, "{report}");
+    let dumped = dump(&index);
+    let chunk = dumped.iter().find(|c| c["path"] == SMALL[0]).unwrap();
+    assert!(
+        chunk["metadata"]["description"]
+            .as_str()
+            .unwrap()
+            .starts_with("Changed:"),
+        "{chunk}"
+    );
+}
+
+#[test]
+fn dry_run_reports_the_plan_and_writes_nothing() {
+    let work = tempfile::tempdir().unwrap();
+    let (docs, index) = small_index(work.path());
+    sync(&docs, &index, 0);
+    let before = dump(&index);
+    std::fs::remove_file(docs.join(SMALL[1])).unwrap();
+    std::fs::write(
+        docs.join("new.md"),
+        "# New\n\nA brand new page about quokkas.\n",
+    )
+    .unwrap();
+    let out = run_expect(
+        &[
+            "sync",
+            docs.to_str().unwrap(),
+            "--index",
+            index.to_str().unwrap(),
+            "--json",
+            "--dry-run",
+        ],
+        0,
+    );
+    let plan: Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(plan["files"]["added"], 1);
+    assert_eq!(plan["files"]["removed"], 1);
+    assert_eq!(plan["chunks"]["embedded"], 1);
+    let removed = before.iter().filter(|c| c["path"] == SMALL[1]).count();
+    assert_eq!(plan["chunks"]["deleted"], removed);
+    assert_eq!(plan["chunks"]["total"], before.len() - removed + 1);
+    assert_eq!(dump(&index), before, "a dry run writes nothing");
+    // The real sync does what the plan said.
+    let report = sync(&docs, &index, 0);
+    assert_eq!(report["files"], plan["files"]);
+    assert_eq!(report["chunks"], plan["chunks"]);
+}
+
+#[test]
+fn changed_chunker_configuration_needs_reindex() {
+    let work = tempfile::tempdir().unwrap();
+    let (docs, index) = small_index(work.path());
+    sync(&docs, &index, 0);
+    let before = dump(&index);
+    let args = [
+        "sync",
+        docs.to_str().unwrap(),
+        "--index",
+        index.to_str().unwrap(),
+        "--json",
+        "--target-tokens",
+        "64",
+    ];
+    let out = run(&args);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--reindex"));
+    assert_eq!(dump(&index), before, "a refused sync changes nothing");
+    let mut with_reindex = args.to_vec();
+    with_reindex.push("--reindex");
+    let report: Value = serde_json::from_str(run_expect(&with_reindex, 0).trim()).unwrap();
+    assert_eq!(report["chunks"]["deleted"], before.len());
+    let after = dump(&index);
+    assert!(after.len() > before.len(), "smaller target, more chunks");
+    assert!(
+        after
+            .iter()
+            .all(|c| c["tokens"].as_u64().unwrap() <= 64 || c["text"].as_str().unwrap().len() > 0)
+    );
+    let verify = json_lines(&run_expect(
+        &["verify", "--index", index.to_str().unwrap(), "--json"],
+        0,
+    ));
+    assert_eq!(verify[0]["ok"], true, "{}", verify[0]);
+    // The new configuration is now the stored one.
+    let again: Value = serde_json::from_str(run_expect(&args, 0).trim()).unwrap();
+    assert_eq!(again["chunks"]["embedded"], 0);
+}
+
+#[test]
+fn hostile_folder_contents_are_reported_and_the_rest_is_indexed() {
+    let work = tempfile::tempdir().unwrap();
+    let (docs, index) = small_index(work.path());
+    // A sparse 100 MB file, a symlink loop, unusual names, an empty file, a hidden folder.
+    let huge = std::fs::File::create(docs.join("huge.md")).unwrap();
+    huge.set_len(100 * 1024 * 1024).unwrap();
+    std::os::unix::fs::symlink(&docs, docs.join("loop")).unwrap();
+    std::fs::write(
+        docs.join("spaces and ünïcödé — 日本.md"),
+        "# Odd name\n\nStill indexed.\n",
+    )
+    .unwrap();
+    std::fs::write(docs.join("empty.md"), "").unwrap();
+    std::fs::create_dir_all(docs.join(".git")).unwrap();
+    std::fs::write(docs.join(".git/hidden.md"), "# Hidden\n\nNever indexed.\n").unwrap();
+    let report = sync(&docs, &index, 1);
+    let errors = report["errors"].as_array().unwrap();
+    assert!(
+        errors
+            .iter()
+            .any(|e| e["path"] == "huge.md" && e["error"].as_str().unwrap().contains("too large")),
+        "{report}"
+    );
+    assert!(
+        errors
+            .iter()
+            .any(|e| e["path"].as_str().unwrap().starts_with("loop")),
+        "{report}"
+    );
+    let paths: std::collections::BTreeSet<String> = dump(&index)
+        .iter()
+        .map(|c| c["path"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(paths.contains("spaces and ünïcödé — 日本.md"), "{paths:?}");
+    assert!(
+        !paths
+            .iter()
+            .any(|p| p.contains("hidden") || p.starts_with("loop")),
+        "{paths:?}"
+    );
+    assert!(paths.contains(SMALL[0]) && paths.contains(SMALL[1]));
+}
