@@ -80,11 +80,14 @@ pub struct ChunkerConfig {
     pub overlap_tokens: usize,
 }
 
+/// The default target equals the cap: on the Traefik dev set, merging up to 256 tokens gave the
+/// best recall (R@10 0.875, MRR@10 0.725 against 0.850 / 0.645 at 200, 0.800 / 0.587 at 160 and
+/// 0.725 / 0.486 at 128) for 12% more tokens per returned chunk than 200 (`rag-index eval`).
 impl Default for ChunkerConfig {
     fn default() -> Self {
         ChunkerConfig {
             max_tokens: 256,
-            target_tokens: 200,
+            target_tokens: 256,
             overlap_tokens: 32,
         }
     }
