@@ -203,16 +203,14 @@ fn run(cli: Cli) -> Result<ExitCode> {
             target_tokens,
         } => {
             let index = index.unwrap_or_else(|| dir.join(DEFAULT_INDEX_DIR));
-            cmd_sync(
-                model_dir,
-                &dir,
-                &index,
+            let how = SyncHow {
                 json,
-                SyncOptions { dry_run, reindex },
+                options: SyncOptions { dry_run, reindex },
                 wait,
                 verbose,
-                index_config(target_tokens),
-            )
+                config: index_config(target_tokens),
+            };
+            cmd_sync(model_dir, &dir, &index, how)
         }
         Command::Query {
             text,
@@ -440,16 +438,28 @@ fn run(cli: Cli) -> Result<ExitCode> {
     }
 }
 
-fn cmd_sync(
-    model_dir: Option<&Path>,
-    dir: &Path,
-    index_dir: &Path,
+/// How `sync` runs and reports.
+struct SyncHow {
     json: bool,
     options: SyncOptions,
     wait: bool,
     verbose: bool,
     config: IndexConfig,
+}
+
+fn cmd_sync(
+    model_dir: Option<&Path>,
+    dir: &Path,
+    index_dir: &Path,
+    how: SyncHow,
 ) -> Result<ExitCode> {
+    let SyncHow {
+        json,
+        options,
+        wait,
+        verbose,
+        config,
+    } = how;
     if !dir.is_dir() {
         bail!("{} is not a folder", dir.display());
     }
@@ -623,10 +633,10 @@ fn model_search_dirs() -> Vec<PathBuf> {
             }
         }
     };
-    if let Ok(exe) = std::env::current_exe() {
-        if let Some(parent) = exe.parent() {
-            push_ancestors(parent);
-        }
+    if let Ok(exe) = std::env::current_exe()
+        && let Some(parent) = exe.parent()
+    {
+        push_ancestors(parent);
     }
     if let Ok(cwd) = std::env::current_dir() {
         push_ancestors(&cwd);

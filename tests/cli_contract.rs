@@ -538,7 +538,7 @@ fn changed_chunker_configuration_needs_reindex() {
     assert!(
         after
             .iter()
-            .all(|c| c["tokens"].as_u64().unwrap() <= 64 || c["text"].as_str().unwrap().len() > 0)
+            .all(|c| c["tokens"].as_u64().unwrap() <= 64 || !c["text"].as_str().unwrap().is_empty())
     );
     let verify = json_lines(&run_expect(
         &["verify", "--index", index.to_str().unwrap(), "--json"],

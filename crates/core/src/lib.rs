@@ -239,10 +239,10 @@ impl RagIndex {
     fn searcher(&self) -> Result<Arc<Searcher>> {
         let snapshot = self.store.read()?;
         let generation = snapshot.meta()?.map_or(0, |m| m.generation);
-        if let Some(current) = self.searcher.read().expect("searcher lock").as_ref() {
-            if current.generation == generation {
-                return Ok(current.clone());
-            }
+        if let Some(current) = self.searcher.read().expect("searcher lock").as_ref()
+            && current.generation == generation
+        {
+            return Ok(current.clone());
         }
         let searcher = Arc::new(self.load_searcher(snapshot)?);
         *self.searcher.write().expect("searcher lock") = Some(searcher.clone());
@@ -255,23 +255,23 @@ impl RagIndex {
         let meta = snapshot.meta()?;
         let generation = meta.as_ref().map_or(0, |m| m.generation);
         let live = snapshot.counts()?.chunks as usize;
-        if let Some(pointer) = meta.as_ref().and_then(|m| m.graph.clone()) {
-            if pointer.generation == generation {
-                match VectorIndex::load(&self.dir.join(&pointer.dir), self.config.vectors.clone()) {
-                    Ok(vectors) if vectors.len() == live => {
-                        return Ok(Searcher {
-                            generation,
-                            snapshot,
-                            vectors,
-                        });
-                    }
-                    Ok(vectors) => log::warn!(
-                        "graph {} holds {} vectors but the store has {live} chunks; rebuilding",
-                        pointer.dir,
-                        vectors.len()
-                    ),
-                    Err(e) => log::warn!("graph {} unusable ({e}); rebuilding", pointer.dir),
+        if let Some(pointer) = meta.as_ref().and_then(|m| m.graph.clone())
+            && pointer.generation == generation
+        {
+            match VectorIndex::load(&self.dir.join(&pointer.dir), self.config.vectors.clone()) {
+                Ok(vectors) if vectors.len() == live => {
+                    return Ok(Searcher {
+                        generation,
+                        snapshot,
+                        vectors,
+                    });
                 }
+                Ok(vectors) => log::warn!(
+                    "graph {} holds {} vectors but the store has {live} chunks; rebuilding",
+                    pointer.dir,
+                    vectors.len()
+                ),
+                Err(e) => log::warn!("graph {} unusable ({e}); rebuilding", pointer.dir),
             }
         }
         let vectors = self.build_vectors(&snapshot.chunks()?, |key| snapshot.embedding(key))?;

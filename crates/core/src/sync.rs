@@ -197,15 +197,15 @@ impl RagIndex {
             } else {
                 None
             };
-            if let Some((what, stored, current)) = mismatch {
-                if !options.reindex {
-                    return Err(Error::ConfigChanged {
-                        path: self.dir.clone(),
-                        what,
-                        stored,
-                        current,
-                    });
-                }
+            if let Some((what, stored, current)) = mismatch
+                && !options.reindex
+            {
+                return Err(Error::ConfigChanged {
+                    path: self.dir.clone(),
+                    what,
+                    stored,
+                    current,
+                });
             }
         }
         // A reindex treats every file as new and every stored chunk as stale.
@@ -354,10 +354,11 @@ impl RagIndex {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Outcome::Vanished,
             Err(e) => return Outcome::Failed(io_reason(&e)),
         };
-        if let Some(prev) = previous {
-            if prev.size == before.size && prev.mtime_ns == before.mtime_ns {
-                return Outcome::Unchanged;
-            }
+        if let Some(prev) = previous
+            && prev.size == before.size
+            && prev.mtime_ns == before.mtime_ns
+        {
+            return Outcome::Unchanged;
         }
         if before.size > self.config.max_file_bytes {
             return Outcome::Failed(format!(
@@ -391,15 +392,15 @@ impl RagIndex {
             },
         };
         let content_hash = blake3::hash(&bytes).to_hex().to_string();
-        if let Some(prev) = previous {
-            if prev.content_hash == content_hash {
-                return Outcome::Touched(FileRecord {
-                    size: stat.size,
-                    mtime_ns: stat.mtime_ns,
-                    content_hash,
-                    chunk_ids: prev.chunk_ids.clone(),
-                });
-            }
+        if let Some(prev) = previous
+            && prev.content_hash == content_hash
+        {
+            return Outcome::Touched(FileRecord {
+                size: stat.size,
+                mtime_ns: stat.mtime_ns,
+                content_hash,
+                chunk_ids: prev.chunk_ids.clone(),
+            });
         }
         if bytes[..bytes.len().min(8192)].contains(&0) {
             return Outcome::Failed("binary file (contains NUL bytes); not indexed".into());
@@ -707,10 +708,11 @@ impl RagIndex {
         for entry in entries.flatten() {
             let name = entry.file_name();
             let Some(name) = name.to_str() else { continue };
-            if name.starts_with(GRAPH_DIR_PREFIX) && name != current {
-                if let Err(e) = std::fs::remove_dir_all(entry.path()) {
-                    log::warn!("cannot remove old graph {name}: {e}");
-                }
+            if name.starts_with(GRAPH_DIR_PREFIX)
+                && name != current
+                && let Err(e) = std::fs::remove_dir_all(entry.path())
+            {
+                log::warn!("cannot remove old graph {name}: {e}");
             }
         }
     }

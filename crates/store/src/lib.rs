@@ -346,7 +346,7 @@ fn vector_bytes(vector: &[f32]) -> Vec<u8> {
 }
 
 fn vector_from_bytes(key: &str, bytes: &[u8]) -> Result<Vec<f32>> {
-    if bytes.len() % 4 != 0 {
+    if !bytes.len().is_multiple_of(4) {
         return Err(StoreError::Corrupt {
             table: "embeddings",
             key: key.to_owned(),
