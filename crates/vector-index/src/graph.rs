@@ -1,4 +1,5 @@
-//! The only module that touches hnsw_rs.
+//! The only module that touches hnsw_rs: it builds, inserts into, dumps and reloads the graph;
+//! searches walk a copy of its links (see `walk.rs`).
 //!
 //! hnsw_rs prints to stdout, exits the process on a bad `M`, panics when a dump file cannot be
 //! created and trusts whatever bytes it reloads. Everything here is called with parameters the
@@ -9,12 +10,12 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
 
 use hnsw_rs::api::AnnT;
-use hnsw_rs::filter::FilterT;
 use hnsw_rs::hnsw::Hnsw;
 use hnsw_rs::hnswio::HnswIo;
 
 use crate::IndexParams;
 use crate::dist::DistUnitDot;
+use crate::walk::FlatGraph;
 
 /// hnsw_rs clamps the layer count to 16 anyway; with M=16 layer 16 is reached with
 /// probability 16^-16, so this is "as many as needed".
@@ -79,27 +80,6 @@ impl Graph {
         }
     }
 
-    /// Up to `ef` slots nearest to `query`, nearest first, among those passing `filter`.
-    ///
-    /// The filter runs inside hnsw_rs's walk: rejected nodes are still traversed but never
-    /// enter the result list, so tombstones do not eat into `k`.
-    pub(crate) fn search(
-        &self,
-        query: &[f32],
-        ef: usize,
-        filter: Option<&(dyn Fn(usize) -> bool + Sync)>,
-    ) -> Vec<usize> {
-        let neighbours = match filter {
-            None => self.hnsw.search_filter(query, ef, ef, None),
-            Some(f) => {
-                let adapter = |id: &usize| f(*id);
-                self.hnsw
-                    .search_filter(query, ef, ef, Some(&adapter as &dyn FilterT))
-            }
-        };
-        neighbours.into_iter().map(|n| n.d_id).collect()
-    }
-
     /// Dumps into `dir`, which the caller created empty; returns the basename used.
     pub(crate) fn dump(&self, dir: &Path) -> Result<String, String> {
         match catch_unwind(AssertUnwindSafe(|| self.hnsw.file_dump(dir, DUMP_BASENAME))) {
@@ -142,6 +122,19 @@ impl Graph {
         for p in self.hnsw.get_point_indexation() {
             f(p.get_origin_id(), p.get_v());
         }
+    }
+
+    /// A compact copy of every node's links, for [`FlatGraph::search`].
+    pub(crate) fn flatten(&self, slots: usize) -> FlatGraph {
+        let nodes = self.hnsw.get_point_indexation().into_iter().map(|p| {
+            let layers = p
+                .get_neighborhood_id()
+                .into_iter()
+                .map(|l| l.into_iter().map(|n| n.d_id).collect())
+                .collect();
+            (p.get_origin_id(), p.get_point_id().0 as usize, layers)
+        });
+        FlatGraph::new(slots, nodes)
     }
 
     /// `(M, ef_construction)` the graph was built with.

@@ -1,8 +1,11 @@
 //! Approximate nearest-neighbour search over L2-normalised embeddings, for rag-index.
 //!
-//! [`VectorIndex`] wraps an HNSW graph from `hnsw_rs` and adds what a long-lived, incrementally
-//! updated index needs and `hnsw_rs` lacks: deletes (tombstones applied inside the graph walk,
-//! dropped by [`compact`](VectorIndex::compact)), filtered search that still returns `k` hits,
+//! [`VectorIndex`] wraps an HNSW graph built and persisted by `hnsw_rs` and adds what a
+//! long-lived, incrementally updated index needs and `hnsw_rs` lacks: deletes (tombstones
+//! applied inside the graph walk, dropped by [`compact`](VectorIndex::compact)), filtered
+//! search that still returns `k` hits and stops as early as an unfiltered one (the walk runs
+//! over a compact copy of the graph's links, as `hnsw_rs`'s own filtered search expands every
+//! queued candidate and was measured 2–6x slower),
 //! exact brute force for small indexes and for `--exact`, parameter validation (no
 //! `process::exit`, no panic from the public API), nothing printed to stdout, and crash-safe
 //! persistence: [`save`](VectorIndex::save) writes a new, fsynced file set closed by a
@@ -39,9 +42,21 @@
 //!
 //! # Defaults
 //!
-//! `M = 16`, `ef_construction = 200`, `ef_search = 64`, exact search below 10,000 live vectors,
-//! compaction past 25% tombstones; see [`IndexParams`] and the benchmark
-//! `benches/hnsw_vs_hnswlib.rs` for the measurements behind them.
+//! Measured with `benches/hnsw_vs_hnswlib.rs` on 20,000 real all-MiniLM-L6-v2 embeddings
+//! (500 held-out queries, recall@10 against the exact scan, CPU time per query on one thread):
+//!
+//! - `M = 16`, `ef_construction = 200`: recall@10 0.980 already at ef 16; ef_construction 100
+//!   builds 2.5x cheaper but gives 0.971 at ef 16 and 0.9956 at ef 64. Building stays a small
+//!   fraction of ingestion, which embedding dominates.
+//! - `ef_search = 64`: recall@10 0.998 (0.994 at 32, 0.999 at 128) for ~0.25 ms per query.
+//! - `exact_below = 2_000`: the graph walk and the exact scan cost the same at ~1,000 vectors
+//!   (60 µs); at 2,000 the scan costs 0.16 ms against 0.09 ms, both negligible, so exactness
+//!   is kept up to there. (On random vectors the crossover is ~5,000.)
+//! - `compact_ratio = 0.25`: 10% tombstones cost nothing measurable, 25% made queries 1.4x
+//!   slower than with none, 50% 1.5x (2.4x and 4x slower than the compacted graph); recall
+//!   does not suffer. 0.25 rebuilds at most every third of the live set deleted.
+//! - Filters: a flat scan over the allowed ids replaces the walk when fewer than ~3,000 live
+//!   vectors pass (the two cost the same at 15-20% of 20k allowed).
 //!
 //! # Crate features
 //!
@@ -53,6 +68,7 @@ mod graph;
 mod index;
 mod params;
 mod persist;
+mod walk;
 
 pub use dist::DistUnitDot;
 pub use error::IndexError;

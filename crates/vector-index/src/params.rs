@@ -3,7 +3,7 @@
 use crate::IndexError;
 
 /// Tuning knobs of a [`VectorIndex`](crate::VectorIndex). The defaults are measured on
-/// all-MiniLM-L6-v2 embeddings (see the crate docs and `benches/hnsw_vs_hnswlib.rs`).
+/// all-MiniLM-L6-v2 embeddings; the crate docs' "Defaults" section gives the numbers.
 #[derive(Debug, Clone, PartialEq)]
 pub struct IndexParams {
     /// HNSW `M`: links per node on the upper layers (layer 0 keeps `2 * M`).
@@ -29,7 +29,7 @@ impl Default for IndexParams {
             max_connections: 16,
             ef_construction: 200,
             ef_search: 64,
-            exact_below: 10_000,
+            exact_below: 2_000,
             compact_ratio: 0.25,
             seed: None,
         }

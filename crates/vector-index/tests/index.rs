@@ -123,16 +123,16 @@ fn deleted_id_can_be_inserted_again() {
 #[test]
 fn filter_is_respected_and_still_yields_k() {
     let dim = 16;
-    let n = 5000;
+    let n = 10_000;
     let items = random_items(6, n, dim, 0);
     let mut index = VectorIndex::build(dim, graph_params(), items).unwrap();
     for id in (0..n as u64).filter(|id| id % 7 == 0) {
         index.delete(id);
     }
     let mut rng = Rng::new(7);
-    // Broad (1/3), selective (1/100: flat path) and tiny (3 ids) filters.
+    // Broad (2/3: graph walk), selective (1/100: flat scan) and tiny (3 ids) filters.
     let filters: Vec<(Box<Filter>, usize)> = vec![
-        (Box::new(|id| id % 3 == 0), 10),
+        (Box::new(|id| id % 3 != 0), 10),
         (Box::new(|id| id % 100 == 1), 10),
         (Box::new(|id| id == 5 || id == 6 || id == 7), 10),
     ];
