@@ -6,6 +6,6 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 ./models/fetch-model.sh
 cargo fmt --all -- --check
-cargo test --release --workspace
+cargo test --release --workspace --no-fail-fast
 cargo run --release --quiet --example desktop_app
 cargo clippy --release --workspace --all-targets -- -D warnings

@@ -622,7 +622,7 @@ fn metadata_value(metadata_json: &str) -> Value {
 
 /// Where to look for `models/all-MiniLM-L6-v2`: next to the binary and its ancestors (a source
 /// checkout's target/release/rag-index finds the checkout's models/), then the working directory
-/// and its ancestors.
+/// and its ancestors, then the checkout the binary was built from.
 fn model_search_dirs() -> Vec<PathBuf> {
     let mut dirs = Vec::new();
     let mut push_ancestors = |start: &Path| {
@@ -640,6 +640,12 @@ fn model_search_dirs() -> Vec<PathBuf> {
     }
     if let Ok(cwd) = std::env::current_dir() {
         push_ancestors(&cwd);
+    }
+    // A binary built from a checkout finds that checkout's models/ even when its target
+    // directory lives elsewhere (CARGO_TARGET_DIR) and it runs from another folder.
+    let checkout = Path::new(env!("CARGO_MANIFEST_DIR")).join("models");
+    if checkout.is_dir() && !dirs.contains(&checkout) {
+        dirs.push(checkout);
     }
     dirs
 }

@@ -33,11 +33,43 @@ impl Pooling {
 /// Everything read from the folder except the weights and the tokenizer.
 #[derive(Debug)]
 pub(crate) struct ModelSpec {
-    pub(crate) bert: candle_transformers::models::bert::Config,
+    pub(crate) bert: BertConfig,
     pub(crate) pooling: Pooling,
     pub(crate) max_seq_len: usize,
     pub(crate) weights: PathBuf,
     pub(crate) tokenizer: PathBuf,
+}
+
+/// The `config.json` fields the encoder needs (Hugging Face `BertConfig` names).
+#[derive(Debug, Clone, Deserialize)]
+pub(crate) struct BertConfig {
+    pub(crate) vocab_size: usize,
+    pub(crate) hidden_size: usize,
+    pub(crate) num_hidden_layers: usize,
+    pub(crate) num_attention_heads: usize,
+    pub(crate) intermediate_size: usize,
+    #[serde(default = "default_act")]
+    pub(crate) hidden_act: String,
+    pub(crate) max_position_embeddings: usize,
+    #[serde(default = "default_type_vocab")]
+    pub(crate) type_vocab_size: usize,
+    #[serde(default = "default_eps")]
+    pub(crate) layer_norm_eps: f64,
+    #[serde(default = "default_position")]
+    pub(crate) position_embedding_type: String,
+}
+
+fn default_act() -> String {
+    "gelu".into()
+}
+fn default_type_vocab() -> usize {
+    2
+}
+fn default_eps() -> f64 {
+    1e-12
+}
+fn default_position() -> String {
+    "absolute".into()
 }
 
 #[derive(Deserialize)]
@@ -108,16 +140,38 @@ impl ModelSpec {
         let config_path = dir.join("config.json");
         let raw: serde_json::Value = read_json(&config_path)?;
         check_architecture(&config_path, &raw)?;
-        let bert: candle_transformers::models::bert::Config =
+        let bert: BertConfig =
             serde_json::from_value(raw).map_err(|err| EmbedError::InvalidConfig {
                 path: config_path.clone(),
                 message: err.to_string(),
             })?;
-        if bert.num_attention_heads == 0 || !bert.hidden_size.is_multiple_of(bert.num_attention_heads) {
+        if bert.num_attention_heads == 0
+            || !bert.hidden_size.is_multiple_of(bert.num_attention_heads)
+            || bert.num_hidden_layers == 0
+            || bert.type_vocab_size == 0
+        {
             return Err(EmbedError::InvalidConfig {
                 path: config_path,
-                message: "hidden_size is not a multiple of num_attention_heads".into(),
+                message: "hidden_size must be a multiple of num_attention_heads, and layers and \
+                          token types at least 1"
+                    .into(),
             });
+        }
+        // The kernels implement exactly these; anything else would give wrong vectors silently.
+        for (field, value, supported) in [
+            ("hidden_act", &bert.hidden_act, "gelu"),
+            (
+                "position_embedding_type",
+                &bert.position_embedding_type,
+                "absolute",
+            ),
+        ] {
+            if value != supported {
+                return Err(EmbedError::UnsupportedArchitecture {
+                    path: config_path,
+                    architecture: format!("{field} {value:?} (only {supported:?} is supported)"),
+                });
+            }
         }
 
         // Extra modules (Dense projections, ...) change the vectors; refuse rather than

@@ -1,6 +1,7 @@
 //! Finding a model folder: explicit path, environment, well-known folders, the Hugging Face
 //! cache, and as a last resort a guarded download.
 
+use std::ffi::OsString;
 use std::net::{TcpStream, ToSocketAddrs};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
@@ -42,8 +43,14 @@ pub(crate) struct ResolveEnv {
 
 impl ResolveEnv {
     pub(crate) fn from_process() -> ResolveEnv {
-        let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
-        // Same precedence as huggingface_hub: HF_HUB_CACHE, then HF_HOME/hub, then ~/.cache.
+        ResolveEnv::from_vars(|name| std::env::var_os(name))
+    }
+
+    /// Reads the environment through `var`, so tests need not touch the process environment.
+    pub(crate) fn from_vars(var: impl Fn(&str) -> Option<OsString>) -> ResolveEnv {
+        let var = |name: &str| var(name).filter(|v| !v.is_empty());
+        // Same precedence as huggingface_hub: HF_HUB_CACHE, then HF_HOME/hub, then
+        // $XDG_CACHE_HOME/huggingface/hub, then ~/.cache/huggingface/hub.
         let hub_cache = var("HF_HUB_CACHE")
             .map(PathBuf::from)
             .or_else(|| var("HF_HOME").map(|h| PathBuf::from(h).join("hub")))
@@ -61,16 +68,18 @@ impl ResolveEnv {
         let offline = ["HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"]
             .iter()
             .any(|name| {
-                std::env::var(name)
-                    .map(|v| matches!(v.to_ascii_lowercase().as_str(), "1" | "true" | "yes" | "on"))
-                    .unwrap_or(false)
+                var(name).is_some_and(|v| {
+                    matches!(
+                        v.to_string_lossy().to_ascii_lowercase().as_str(),
+                        "1" | "true" | "yes" | "on"
+                    )
+                })
             });
         ResolveEnv {
             model_dir: var(MODEL_DIR_ENV).map(PathBuf::from),
             hub_cache,
-            endpoint: std::env::var("HF_ENDPOINT")
-                .ok()
-                .filter(|e| !e.is_empty())
+            endpoint: var("HF_ENDPOINT")
+                .map(|e| e.to_string_lossy().trim_end_matches('/').to_string())
                 .unwrap_or_else(|| "https://huggingface.co".to_string()),
             offline,
             connect_timeout: Duration::from_secs(3),
@@ -267,4 +276,206 @@ fn probe(endpoint: &str, timeout: Duration) -> Result<(), String> {
         }
     }
     Err(last)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+    use std::time::Instant;
+
+    use super::*;
+
+    fn env_with(vars: &[(&str, &Path)]) -> ResolveEnv {
+        let map: HashMap<String, OsString> = vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.as_os_str().to_owned()))
+            .collect();
+        let mut env = ResolveEnv::from_vars(|name| map.get(name).cloned());
+        // Never touch the real hub from tests.
+        env.offline = true;
+        env
+    }
+
+    fn fake_model(dir: &Path) {
+        std::fs::create_dir_all(dir).unwrap();
+        for f in REQUIRED_FILES {
+            std::fs::write(dir.join(f), "{}").unwrap();
+        }
+    }
+
+    #[test]
+    fn explicit_then_env_var_then_search_dirs() {
+        let tmp = tempfile::tempdir().unwrap();
+        let explicit = tmp.path().join("explicit");
+        let from_env = tmp.path().join("from-env");
+        let search = tmp.path().join("search");
+        for d in [&explicit, &from_env] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        fake_model(&search.join(DEFAULT_MODEL_NAME));
+        let env = env_with(&[(MODEL_DIR_ENV, &from_env)]);
+        let dirs = [tmp.path().join("empty"), search.clone()];
+
+        assert_eq!(
+            resolve_with(&env, Some(&explicit), &dirs).unwrap(),
+            explicit
+        );
+        assert_eq!(resolve_with(&env, None, &dirs).unwrap(), from_env);
+        let no_env = env_with(&[]);
+        assert_eq!(
+            resolve_with(&no_env, None, &dirs).unwrap(),
+            search.join(DEFAULT_MODEL_NAME)
+        );
+    }
+
+    #[test]
+    fn named_folder_that_does_not_exist_is_an_error_not_a_fallback() {
+        let tmp = tempfile::tempdir().unwrap();
+        let search = tmp.path().join("search");
+        fake_model(&search.join(DEFAULT_MODEL_NAME));
+        let missing = tmp.path().join("missing");
+        let err = resolve_with(
+            &env_with(&[]),
+            Some(&missing),
+            std::slice::from_ref(&search),
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("missing"), "{err}");
+        let env = env_with(&[(MODEL_DIR_ENV, &missing)]);
+        let err = resolve_with(&env, None, &[search]).unwrap_err();
+        assert!(err.to_string().contains(MODEL_DIR_ENV), "{err}");
+    }
+
+    #[test]
+    fn incomplete_search_dir_is_skipped_with_a_reason() {
+        let tmp = tempfile::tempdir().unwrap();
+        let partial = tmp.path().join("a").join(DEFAULT_MODEL_NAME);
+        fake_model(&partial);
+        std::fs::remove_file(partial.join("model.safetensors")).unwrap();
+        let good = tmp.path().join("b");
+        fake_model(&good.join(DEFAULT_MODEL_NAME));
+        let env = env_with(&[]);
+        let dirs = [tmp.path().join("a"), good.clone()];
+        assert_eq!(
+            resolve_with(&env, None, &dirs).unwrap(),
+            good.join(DEFAULT_MODEL_NAME)
+        );
+
+        let err = resolve_with(&env, None, &dirs[..1]).unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.contains("no model.safetensors"), "{msg}");
+        assert!(msg.contains("./models/fetch-model.sh"), "{msg}");
+        assert!(
+            msg.contains("--model-dir") && msg.contains(MODEL_DIR_ENV),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn hub_cache_layout() {
+        let tmp = tempfile::tempdir().unwrap();
+        let hub = tmp.path().join("hf").join("hub");
+        let repo = hub.join("models--sentence-transformers--all-MiniLM-L6-v2");
+        let snapshot = repo.join("snapshots").join("abc123");
+        fake_model(&snapshot);
+        std::fs::create_dir_all(repo.join("refs")).unwrap();
+        std::fs::write(repo.join("refs").join("main"), "abc123").unwrap();
+
+        // HF_HOME/hub ...
+        let env = env_with(&[("HF_HOME", &tmp.path().join("hf"))]);
+        assert_eq!(env.hub_cache.as_deref(), Some(hub.as_path()));
+        assert_eq!(resolve_with(&env, None, &[]).unwrap(), snapshot);
+        // ... and HF_HUB_CACHE wins over HF_HOME.
+        let env = env_with(&[("HF_HOME", tmp.path()), ("HF_HUB_CACHE", &hub)]);
+        assert_eq!(env.hub_cache.as_deref(), Some(hub.as_path()));
+        assert_eq!(resolve_with(&env, None, &[]).unwrap(), snapshot);
+        // Search dirs come before the cache.
+        let local = tmp.path().join("models");
+        fake_model(&local.join(DEFAULT_MODEL_NAME));
+        assert_eq!(
+            resolve_with(&env, None, std::slice::from_ref(&local)).unwrap(),
+            local.join(DEFAULT_MODEL_NAME)
+        );
+        // A ref to a snapshot without weights does not count.
+        std::fs::remove_file(snapshot.join("model.safetensors")).unwrap();
+        let err = resolve_with(&env, None, &[]).unwrap_err();
+        assert!(err.to_string().contains("no model.safetensors"), "{err}");
+    }
+
+    #[test]
+    fn home_fallback_for_the_cache() {
+        let env = env_with(&[("HOME", Path::new("/home/u"))]);
+        assert_eq!(
+            env.hub_cache.as_deref(),
+            Some(Path::new("/home/u/.cache/huggingface/hub"))
+        );
+    }
+
+    fn online_env(hub: &Path, endpoint: String) -> ResolveEnv {
+        let mut env = env_with(&[("HF_HUB_CACHE", hub)]);
+        env.offline = false;
+        env.endpoint = endpoint;
+        env.connect_timeout = Duration::from_millis(500);
+        env.stall_timeout = Duration::from_millis(800);
+        env
+    }
+
+    #[test]
+    fn unreachable_hub_fails_fast() {
+        let tmp = tempfile::tempdir().unwrap();
+        // A port that was just free: connection refused.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let env = online_env(tmp.path(), format!("http://127.0.0.1:{port}"));
+        let start = Instant::now();
+        let err = resolve_with(&env, None, &[]).unwrap_err();
+        assert!(
+            start.elapsed() < Duration::from_secs(3),
+            "{:?}",
+            start.elapsed()
+        );
+        let msg = err.to_string();
+        assert!(
+            msg.contains("download from") && msg.contains("fetch-model.sh"),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn silent_hub_fails_fast() {
+        let tmp = tempfile::tempdir().unwrap();
+        // Accepts connections (the kernel does, from the backlog) but never answers.
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let env = online_env(tmp.path(), format!("http://127.0.0.1:{port}"));
+        let start = Instant::now();
+        let err = resolve_with(&env, None, &[]).unwrap_err();
+        assert!(
+            start.elapsed() < Duration::from_secs(4),
+            "{:?}",
+            start.elapsed()
+        );
+        assert!(err.to_string().contains("gave up"), "{err}");
+        drop(listener);
+    }
+
+    #[test]
+    fn offline_skips_download() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut env = env_with(&[("HF_HUB_CACHE", tmp.path())]);
+        env.offline = true;
+        let err = resolve_with(&env, None, &[]).unwrap_err();
+        assert!(err.to_string().contains("HF_HUB_OFFLINE"), "{err}");
+    }
+
+    #[test]
+    fn probe_parses_endpoints() {
+        // Port 1 on localhost is closed: the probe must fail, quickly, with the address.
+        let err = probe("http://127.0.0.1:1/some/path", Duration::from_millis(300)).unwrap_err();
+        assert!(err.contains("127.0.0.1:1"), "{err}");
+        assert!(probe("no-scheme", Duration::from_millis(10)).is_err());
+    }
 }
