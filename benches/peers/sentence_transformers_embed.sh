@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Runs sentence_transformers_embed.py in benches/peers/.venv (created on first use by
-# setup_venv.sh). Arguments are passed through; --threads also caps the BLAS/OpenMP pools.
+# setup_sentence_transformers_venv.sh). Arguments are passed through; --threads also caps the BLAS/OpenMP pools.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-bash "$here/setup_venv.sh"
+bash "$here/setup_sentence_transformers_venv.sh"
 
 threads=""
 prev=""
