@@ -593,3 +593,57 @@ fn hostile_folder_contents_are_reported_and_the_rest_is_indexed() {
     );
     assert!(paths.contains(SMALL[0]) && paths.contains(SMALL[1]));
 }
+
+#[test]
+fn verify_detects_a_damaged_graph_and_repair_rebuilds_it() {
+    let work = tempfile::tempdir().unwrap();
+    let (docs, index) = small_index(work.path());
+    sync(&docs, &index, 0);
+    let index_arg = index.to_str().unwrap();
+    let before = json_lines(&run_expect(
+        &[
+            "query",
+            "healthcheck exit status",
+            "--index",
+            index_arg,
+            "--json",
+        ],
+        0,
+    ));
+    // Damage the saved graph: every file of it truncated.
+    let graph = std::fs::read_dir(&index)
+        .unwrap()
+        .flatten()
+        .find(|e| e.file_name().to_string_lossy().starts_with("graph-"))
+        .unwrap()
+        .path();
+    for file in std::fs::read_dir(&graph).unwrap().flatten() {
+        std::fs::write(file.path(), b"").unwrap();
+    }
+    let report = json_lines(&run_expect(&["verify", "--index", index_arg, "--json"], 1));
+    assert_eq!(report[0]["ok"], false);
+    assert!(!report[0]["problems"].as_array().unwrap().is_empty());
+    // Queries still work meanwhile: the graph is rebuilt in memory from stored vectors.
+    let during = json_lines(&run_expect(
+        &[
+            "query",
+            "healthcheck exit status",
+            "--index",
+            index_arg,
+            "--json",
+        ],
+        0,
+    ));
+    assert_eq!(
+        during[0]["hits"][0]["chunk_id"],
+        before[0]["hits"][0]["chunk_id"]
+    );
+    let repaired = json_lines(&run_expect(
+        &["verify", "--index", index_arg, "--repair", "--json"],
+        0,
+    ));
+    assert_eq!(repaired[0]["ok"], true, "{}", repaired[0]);
+    assert!(!repaired[0]["repaired"].as_array().unwrap().is_empty());
+    let after = json_lines(&run_expect(&["verify", "--index", index_arg, "--json"], 0));
+    assert_eq!(after[0]["ok"], true);
+}

@@ -676,6 +676,19 @@ impl RagIndex {
         if cancel.load(Ordering::Relaxed) {
             return Err(Error::Cancelled);
         }
+        let total = live.len();
+        self.commit_with_graph(write, meta, vectors)?;
+        Ok((deleted, total))
+    }
+
+    /// Saves `vectors` as the graph of `meta.generation`, commits `write` pointing at it, removes
+    /// older graph directories and makes the new state the one searches see.
+    pub(crate) fn commit_with_graph(
+        &self,
+        mut write: rag_store::WriteBatch,
+        mut meta: IndexMeta,
+        vectors: VectorIndex,
+    ) -> Result<()> {
         // A fresh name every time: the directory the last commit points at is never touched, and
         // leftovers of a crashed sync can never be mistaken for the new graph.
         let nonce = SystemTime::now()
@@ -689,15 +702,13 @@ impl RagIndex {
         });
         write.put_meta(&meta)?;
         write.commit()?;
-
         self.remove_unreferenced_graphs(&graph_dir);
-        let total = live.len();
         *self.searcher.write().expect("searcher lock") = Some(std::sync::Arc::new(Searcher {
             generation: meta.generation,
             snapshot: self.store.read()?,
             vectors,
         }));
-        Ok((deleted, total))
+        Ok(())
     }
 
     /// Deletes graph directories other than `current` (old generations, crash leftovers).

@@ -5,10 +5,9 @@ use std::collections::{HashMap, HashSet};
 
 use serde::Serialize;
 
-use rag_store::GraphPointer;
 use rag_vector_index::VectorIndex;
 
-use crate::{Error, GRAPH_DIR_PREFIX, RagIndex, Result, Searcher, embedding_key};
+use crate::{Error, RagIndex, Result, embedding_key};
 
 /// How many chunks are looked up in the graph by their own vector.
 const GRAPH_PROBES: usize = 64;
@@ -244,26 +243,11 @@ impl RagIndex {
         meta.generation += u64::from(!bad_files.is_empty());
         let live = write.chunks()?;
         let vectors = self.build_vectors(&live, |key| write.embedding(key))?;
-        let nonce = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos());
-        let graph_dir = format!("{GRAPH_DIR_PREFIX}{}-{nonce:x}", meta.generation);
-        vectors.save(&self.dir.join(&graph_dir))?;
-        meta.graph = Some(GraphPointer {
-            dir: graph_dir.clone(),
-            generation: meta.generation,
-        });
-        write.put_meta(&meta)?;
-        write.commit()?;
-        self.remove_unreferenced_graphs(&graph_dir);
+        let rebuilt = live.len();
+        self.commit_with_graph(write, meta, vectors)?;
         report
             .repaired
-            .push(format!("graph rebuilt from {} stored vectors", live.len()));
-        *self.searcher.write().expect("searcher lock") = Some(std::sync::Arc::new(Searcher {
-            generation: meta.generation,
-            snapshot: self.store.read()?,
-            vectors,
-        }));
+            .push(format!("graph rebuilt from {rebuilt} stored vectors"));
         Ok(())
     }
 }

@@ -372,6 +372,19 @@ fn read_chunks(
     Ok(out)
 }
 
+fn read_meta(table: &impl ReadableTable<&'static str, &'static [u8]>) -> Result<Option<IndexMeta>> {
+    let Some(bytes) = table.get(META_KEY)? else {
+        return Ok(None);
+    };
+    serde_json::from_slice(bytes.value())
+        .map(Some)
+        .map_err(|e| StoreError::Corrupt {
+            table: "meta",
+            key: META_KEY.into(),
+            reason: e.to_string(),
+        })
+}
+
 fn read_embedding(
     table: &impl ReadableTable<&'static str, &'static [u8]>,
     key: &str,
@@ -400,17 +413,7 @@ impl Snapshot {
 
     /// The index-wide record, or `None` for an index never synced.
     pub fn meta(&self) -> Result<Option<IndexMeta>> {
-        let table = self.txn.open_table(META)?;
-        let Some(bytes) = table.get(META_KEY)? else {
-            return Ok(None);
-        };
-        serde_json::from_slice(bytes.value())
-            .map(Some)
-            .map_err(|e| StoreError::Corrupt {
-                table: "meta",
-                key: META_KEY.into(),
-                reason: e.to_string(),
-            })
+        read_meta(&self.txn.open_table(META)?)
     }
 
     /// The manifest entry of one file.
@@ -506,17 +509,7 @@ pub struct WriteBatch {
 impl WriteBatch {
     /// The index-wide record as this transaction sees it.
     pub fn meta(&self) -> Result<Option<IndexMeta>> {
-        let table = self.txn.open_table(META)?;
-        let Some(bytes) = table.get(META_KEY)? else {
-            return Ok(None);
-        };
-        serde_json::from_slice(bytes.value())
-            .map(Some)
-            .map_err(|e| StoreError::Corrupt {
-                table: "meta",
-                key: META_KEY.into(),
-                reason: e.to_string(),
-            })
+        read_meta(&self.txn.open_table(META)?)
     }
 
     /// Replaces the index-wide record.
