@@ -316,19 +316,7 @@ fn eval_reports_recall_per_pattern() {
             ],
             0,
         ));
-        let evidence: Vec<String> = question["evidence"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|e| collapse(e.as_str().unwrap()))
-            .collect();
-        let expected = hits[0]["hits"].as_array().unwrap().iter().find_map(|hit| {
-            let text = collapse(hit["text"].as_str().unwrap());
-            evidence
-                .iter()
-                .all(|e| text.contains(e.as_str()))
-                .then(|| hit["rank"].clone())
-        });
+        let expected = evidence_rank(&question, hits[0]["hits"].as_array().unwrap());
         assert_eq!(result["id"], question["id"]);
         assert_eq!(result["rank"], expected.unwrap_or(Value::Null), "{report}");
     }

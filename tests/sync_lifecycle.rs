@@ -81,18 +81,9 @@ fn sync_answers_questions_and_follows_edits_renames_and_deletes() {
             result["query"], question["question"],
             "results come in input order"
         );
-        let evidence: Vec<String> = question["evidence"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|e| collapse(e.as_str().unwrap()))
-            .collect();
         let hits = result["hits"].as_array().unwrap();
         assert!(hits.len() <= 10);
-        if hits.iter().any(|hit| {
-            let text = collapse(hit["text"].as_str().unwrap());
-            evidence.iter().all(|e| text.contains(e.as_str()))
-        }) {
+        if evidence_rank(question, hits).is_some() {
             answered += 1;
         }
     }

@@ -168,3 +168,21 @@ pub fn cosine(a: &Value, b: &Value) -> f64 {
     let nb: f64 = b.iter().map(|x| x * x).sum::<f64>().sqrt();
     dot / (na * nb)
 }
+
+/// Rank of the first query hit whose text holds every evidence string of `question` (whitespace
+/// runs collapsed on both sides), as `eval` counts it.
+pub fn evidence_rank(question: &Value, hits: &[Value]) -> Option<Value> {
+    let evidence: Vec<String> = question["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| collapse(e.as_str().unwrap()))
+        .collect();
+    hits.iter().find_map(|hit| {
+        let text = collapse(hit["text"].as_str().unwrap());
+        evidence
+            .iter()
+            .all(|e| text.contains(e.as_str()))
+            .then(|| hit["rank"].clone())
+    })
+}
