@@ -653,7 +653,7 @@ fn model_search_dirs() -> Vec<PathBuf> {
 fn load_embedder(model_dir: Option<&Path>) -> Result<Arc<Embedder>> {
     let dir = rag_index_core::resolve_model_dir(model_dir, &model_search_dirs())?;
     log::info!("model: {}", dir.display());
-    let embedder = Embedder::load(&dir, EmbedderConfig::default())
+    let embedder = Embedder::open(&dir, EmbedderConfig::default())
         .with_context(|| format!("cannot load the model from {}", dir.display()))?;
     Ok(Arc::new(embedder))
 }

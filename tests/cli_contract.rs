@@ -54,6 +54,45 @@ fn sync_json_report_has_every_field() {
     );
 }
 
+/// A sync with nothing to do (the cron case) and `stats` must not pay for parsing the tokenizer
+/// or loading the weights; a sync with an edit loads both.
+#[test]
+fn no_op_sync_loads_neither_tokenizer_nor_weights() {
+    let work = tempfile::tempdir().unwrap();
+    let (docs, index) = small_index(work.path());
+    sync(&docs, &index, 0);
+    let logged = |args: &[&str]| {
+        let out = rag_index()
+            .env("RUST_LOG", "info")
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        String::from_utf8(out.stderr).unwrap()
+    };
+    let (d, i) = (docs.to_str().unwrap(), index.to_str().unwrap());
+    for args in [
+        &["sync", d, "--index", i, "--json"][..],
+        &["stats", "--index", i][..],
+    ] {
+        let log = logged(args);
+        assert!(log.contains("opened embedder"), "{args:?}: {log}");
+        assert!(
+            !log.contains("loaded tokenizer") && !log.contains("loaded weights"),
+            "{args:?} loaded the model: {log}"
+        );
+    }
+    let file = docs.join("deprecation/releases.md");
+    let mut text = std::fs::read_to_string(&file).unwrap();
+    text.push_str("\n\nA new paragraph about the release policy.\n");
+    std::fs::write(&file, text).unwrap();
+    let log = logged(&["sync", d, "--index", i, "--json"]);
+    assert!(
+        log.contains("loaded tokenizer") && log.contains("loaded weights"),
+        "an edit needs both: {log}"
+    );
+}
+
 #[test]
 fn default_index_lives_in_the_folder_and_is_not_indexed_itself() {
     let work = tempfile::tempdir().unwrap();

@@ -93,6 +93,40 @@ impl Default for ChunkerConfig {
     }
 }
 
+impl ChunkerConfig {
+    /// Checks the sizes against each other; [`Chunker::new`] also checks them against the
+    /// tokenizer's special tokens.
+    pub fn validate(&self) -> Result<(), ChunkError> {
+        let err = |m: String| Err(ChunkError::InvalidConfig(m));
+        if self.target_tokens == 0 || self.target_tokens > self.max_tokens {
+            return err(format!(
+                "target_tokens {} must be in 1..={}",
+                self.target_tokens, self.max_tokens
+            ));
+        }
+        if self.overlap_tokens * 2 > self.target_tokens {
+            return err(format!(
+                "overlap_tokens {} must be at most half of target_tokens {}",
+                self.overlap_tokens, self.target_tokens
+            ));
+        }
+        Ok(())
+    }
+
+    /// What a [`Chunker`] with this configuration would report as its
+    /// [`fingerprint`](Chunker::fingerprint), without building one (which loads the tokenizer).
+    pub fn fingerprint(&self) -> String {
+        format!(
+            "rag-chunker/{}/format-{}/max-{}/target-{}/overlap-{}",
+            env!("CARGO_PKG_VERSION"),
+            FORMAT_VERSION,
+            self.max_tokens,
+            self.target_tokens,
+            self.overlap_tokens
+        )
+    }
+}
+
 /// Errors of the chunker.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -184,18 +218,7 @@ impl Chunker {
                 c.max_tokens, counting.specials
             ));
         }
-        if c.target_tokens == 0 || c.target_tokens > c.max_tokens {
-            return err(format!(
-                "target_tokens {} must be in 1..={}",
-                c.target_tokens, c.max_tokens
-            ));
-        }
-        if c.overlap_tokens * 2 > c.target_tokens {
-            return err(format!(
-                "overlap_tokens {} must be at most half of target_tokens {}",
-                c.overlap_tokens, c.target_tokens
-            ));
-        }
+        c.validate()?;
         if !counting.additive {
             log::warn!(
                 "token counts do not add up over words: counting every range whole (slower)"
@@ -210,17 +233,9 @@ impl Chunker {
     }
 
     /// Changes whenever output for the same input could change: crate version, format version
-    /// and config.
+    /// and config. Equal to [`ChunkerConfig::fingerprint`] of its configuration.
     pub fn fingerprint(&self) -> String {
-        let c = &self.config;
-        format!(
-            "rag-chunker/{}/format-{}/max-{}/target-{}/overlap-{}",
-            env!("CARGO_PKG_VERSION"),
-            FORMAT_VERSION,
-            c.max_tokens,
-            c.target_tokens,
-            c.overlap_tokens
-        )
+        self.config.fingerprint()
     }
 
     /// Chunks one document. `path` is relative to the indexed folder with '/' separators; a

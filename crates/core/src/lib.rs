@@ -34,7 +34,7 @@ mod verify;
 pub mod walk;
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 pub use error::{Error, Result};
 pub use rag_chunker::{Chunk, Chunker, ChunkerConfig, Document, TokenCounter};
@@ -85,14 +85,21 @@ impl TokenCounter for ModelTokens {
     }
 }
 
-/// Builds the chunker that sizes chunks with `embedder`'s tokenizer. The hard cap is lowered to
-/// the model's max sequence length: text past it is invisible to the model.
-pub fn chunker_for(embedder: &Arc<Embedder>, mut config: ChunkerConfig) -> Result<Chunker> {
+/// The chunker configuration used with `embedder`: the hard cap is lowered to the model's max
+/// sequence length, since text past it is invisible to the model.
+pub fn effective_chunker_config(embedder: &Embedder, mut config: ChunkerConfig) -> ChunkerConfig {
     config.max_tokens = config.max_tokens.min(embedder.max_seq_len());
     config.target_tokens = config.target_tokens.min(config.max_tokens);
+    config
+}
+
+/// Builds the chunker that sizes chunks with `embedder`'s tokenizer (loading it), with
+/// [`effective_chunker_config`].
+pub fn chunker_for(embedder: &Arc<Embedder>, config: ChunkerConfig) -> Result<Chunker> {
+    embedder.preload_tokenizer()?;
     Ok(Chunker::new(
         Arc::new(ModelTokens(embedder.clone())),
-        config,
+        effective_chunker_config(embedder, config),
     )?)
 }
 
@@ -151,7 +158,10 @@ pub struct RagIndex {
     dir: PathBuf,
     store: Store,
     embedder: Arc<Embedder>,
-    chunker: Chunker,
+    /// Built on first use: building it loads the tokenizer, which a no-op sync never needs.
+    chunker: OnceLock<Chunker>,
+    /// [`ChunkerConfig::fingerprint`] of the effective configuration.
+    chunker_fingerprint: String,
     config: IndexConfig,
     writable: bool,
     searcher: RwLock<Option<Arc<Searcher>>>,
@@ -201,12 +211,14 @@ impl RagIndex {
         config: IndexConfig,
         writable: bool,
     ) -> Result<RagIndex> {
-        let chunker = chunker_for(&embedder, config.chunker.clone())?;
+        let chunker_config = effective_chunker_config(&embedder, config.chunker.clone());
+        chunker_config.validate()?;
         Ok(RagIndex {
             dir: dir.to_owned(),
             store,
+            chunker_fingerprint: chunker_config.fingerprint(),
             embedder,
-            chunker,
+            chunker: OnceLock::new(),
             config,
             writable,
             searcher: RwLock::new(None),
@@ -224,9 +236,18 @@ impl RagIndex {
         &self.embedder
     }
 
-    /// The chunker this index uses.
-    pub fn chunker(&self) -> &Chunker {
-        &self.chunker
+    /// The chunker this index uses (built, and the tokenizer loaded, on first call).
+    pub fn chunker(&self) -> Result<&Chunker> {
+        if let Some(chunker) = self.chunker.get() {
+            return Ok(chunker);
+        }
+        let built = chunker_for(&self.embedder, self.config.chunker.clone())?;
+        Ok(self.chunker.get_or_init(|| built))
+    }
+
+    /// Fingerprint of the chunker configuration this index uses.
+    pub fn chunker_fingerprint(&self) -> &str {
+        &self.chunker_fingerprint
     }
 
     /// Key of a text's vector in the store: the text hash scoped by the model, so vectors of two
@@ -373,7 +394,7 @@ impl RagIndex {
                 .as_ref()
                 .map_or_else(|| fingerprint.id(), |m| m.model_fingerprint.clone()),
             chunker_fingerprint: meta.as_ref().map_or_else(
-                || self.chunker.fingerprint(),
+                || self.chunker_fingerprint.clone(),
                 |m| m.chunker_fingerprint.clone(),
             ),
             generation: meta.as_ref().map_or(0, |m| m.generation),

@@ -145,6 +145,8 @@ enum Outcome {
     /// Gone between the walk and the read: treated as removed.
     Vanished,
     Failed(String),
+    /// The chunker (its tokenizer) cannot be loaded: nothing can be chunked, the sync stops.
+    NoChunker(Error),
 }
 
 fn io_reason(e: &std::io::Error) -> String {
@@ -180,7 +182,7 @@ impl RagIndex {
         let snapshot = self.store.read()?;
         let old_meta = snapshot.meta()?;
         let model_id = self.embedder.fingerprint().id();
-        let chunker_id = self.chunker.fingerprint();
+        let chunker_id = self.chunker_fingerprint.clone();
         if let Some(meta) = &old_meta {
             let mismatch = if meta.model_fingerprint != model_id {
                 Some((
@@ -271,6 +273,7 @@ impl RagIndex {
                         error,
                     });
                 }
+                Outcome::NoChunker(e) => return Err(e),
             }
             seen.insert(&file.rel);
         }
@@ -414,7 +417,12 @@ impl RagIndex {
                 ));
             }
         };
-        match self.chunker.chunk(&file.rel, text) {
+        // Built here, not at open: a sync with nothing to chunk never loads the tokenizer.
+        let chunker = match self.chunker() {
+            Ok(chunker) => chunker,
+            Err(e) => return Outcome::NoChunker(e),
+        };
+        match chunker.chunk(&file.rel, text) {
             Ok(document) => {
                 for warning in &document.warnings {
                     log::warn!("{}: {warning}", file.rel);

@@ -60,9 +60,11 @@ mod fingerprint;
 mod kernels;
 mod model;
 mod resolve;
+mod weights_hash;
 
 use std::borrow::Cow;
 use std::path::Path;
+use std::sync::{Mutex, OnceLock};
 
 use rayon::prelude::*;
 use tokenizers::{Tokenizer, TruncationDirection, TruncationParams, TruncationStrategy};
@@ -70,6 +72,7 @@ use tokenizers::{Tokenizer, TruncationDirection, TruncationParams, TruncationStr
 pub use error::EmbedError;
 pub use fingerprint::ModelFingerprint;
 pub use resolve::{DEFAULT_MODEL_NAME, MODEL_DIR_ENV, resolve_model_dir};
+pub use weights_hash::CACHE_DIR_ENV;
 
 use config::ModelSpec;
 use model::Bert;
@@ -99,19 +102,34 @@ impl Default for EmbedderConfig {
     }
 }
 
-/// A loaded sentence-embedding model. Cheap to share: `Send + Sync`, every method takes `&self`.
+/// A sentence-embedding model. Cheap to share: `Send + Sync`, every method takes `&self`.
+///
+/// [`Embedder::open`] reads only the small configuration files and the (cached) weights hash,
+/// so its [`fingerprint`](Self::fingerprint) is known at once; the tokenizer (~35 ms to parse)
+/// and the weights (~0.3 s) are loaded on first use. That keeps commands that turn out to have
+/// nothing to embed — a no-op sync, `stats` — in milliseconds. [`Embedder::load`] loads
+/// everything up front instead, so errors in any model file surface immediately.
 pub struct Embedder {
-    model: Bert,
-    /// Truncates at `max_seq_len`, never pads (batches are padded by hand, to their longest).
-    tokenizer: Tokenizer,
-    /// No truncation, so callers can see how far over the cap a text is.
-    counter: Tokenizer,
+    spec: ModelSpec,
+    /// Parsed on first use; see [`Tokenizers`].
+    tokenizers: OnceLock<Tokenizers>,
+    /// Loaded on first embedding.
+    model: OnceLock<Bert>,
+    /// Serialises the first loads, so concurrent callers wait for one load instead of each
+    /// doing it. Failed loads are not remembered: the next call tries again.
+    init: Mutex<()>,
     pool: rayon::ThreadPool,
     config: EmbedderConfig,
-    max_seq_len: usize,
-    /// Token budget of one forward pass; see [`GROUP_TOKENS`].
+    /// Tokens per forward pass; see [`GROUP_TOKENS`].
     group_tokens: usize,
     fingerprint: ModelFingerprint,
+}
+
+struct Tokenizers {
+    /// Truncates at `max_seq_len`, never pads (batches are padded by hand, to their longest).
+    truncating: Tokenizer,
+    /// No truncation, so callers can see how far over the cap a text is.
+    counting: Tokenizer,
 }
 
 /// Tokens per forward pass. Small enough that a pass's activations (tokens × 1536 floats in
@@ -125,16 +143,28 @@ impl std::fmt::Debug for Embedder {
             .field("fingerprint", &self.fingerprint)
             .field("config", &self.config)
             .field("threads", &self.pool.current_num_threads())
+            .field("tokenizer_loaded", &self.tokenizers.get().is_some())
+            .field("weights_loaded", &self.model.get().is_some())
             .finish_non_exhaustive()
     }
 }
 
 impl Embedder {
-    /// Loads a sentence-transformers BERT model folder.
+    /// Loads a sentence-transformers BERT model folder completely.
     ///
     /// Errors name the offending file: a missing `config.json`, unreadable or corrupt
-    /// `model.safetensors`, an architecture other than BERT, a pooling mode not supported.
+    /// `model.safetensors` or `tokenizer.json`, an architecture other than BERT, a pooling mode
+    /// not supported.
     pub fn load(model_dir: &Path, config: EmbedderConfig) -> Result<Embedder, EmbedError> {
+        let embedder = Embedder::open(model_dir, config)?;
+        embedder.preload()?;
+        Ok(embedder)
+    }
+
+    /// Opens a sentence-transformers BERT model folder, deferring the expensive parts (see
+    /// the type's documentation). Configuration errors are reported here; tokenizer and weights
+    /// errors by the first call that needs them.
+    pub fn open(model_dir: &Path, config: EmbedderConfig) -> Result<Embedder, EmbedError> {
         if config.batch_size == 0 {
             return Err(EmbedError::InvalidSetting(
                 "batch_size must be at least 1".into(),
@@ -146,39 +176,12 @@ impl Embedder {
             ));
         }
         let spec = ModelSpec::read(model_dir)?;
-
-        let tok_err = |message: String| EmbedError::Tokenizer {
-            path: spec.tokenizer.clone(),
-            message,
-        };
-        let mut counter =
-            Tokenizer::from_file(&spec.tokenizer).map_err(|e| tok_err(e.to_string()))?;
-        // tokenizer.json ships truncation 128 and fixed padding 128 for the training setup;
-        // sentence-transformers ignores both and uses max_seq_length with dynamic padding.
-        counter.with_padding(None);
-        counter
-            .with_truncation(None)
-            .map_err(|e| tok_err(e.to_string()))?;
-        let mut tokenizer = counter.clone();
-        tokenizer
-            .with_truncation(Some(TruncationParams {
-                direction: TruncationDirection::Right,
-                max_length: spec.max_seq_len,
-                strategy: TruncationStrategy::LongestFirst,
-                stride: 0,
-            }))
-            .map_err(|e| tok_err(e.to_string()))?;
-
-        let weights = config::read_file(&spec.weights).map_err(|err| match err {
-            EmbedError::MissingFile { path } => EmbedError::Weights {
-                path,
-                message: "file not found".into(),
-            },
-            other => other,
-        })?;
-        let weights_blake3 = blake3::hash(&weights).to_hex().to_string();
-        let model = Bert::load(&spec, &weights)?;
-        drop(weights);
+        if !spec.tokenizer.is_file() {
+            return Err(EmbedError::MissingFile {
+                path: spec.tokenizer.clone(),
+            });
+        }
+        let weights_blake3 = weights_hash::weights_blake3(&spec.weights)?;
 
         let threads = config.threads.unwrap_or_else(|| {
             std::thread::available_parallelism()
@@ -196,7 +199,7 @@ impl Embedder {
         let fingerprint = ModelFingerprint {
             name: model_name(model_dir),
             weights_blake3,
-            dim: model.dim(),
+            dim: spec.bert.hidden_size,
             pooling: spec.pooling.as_str().to_string(),
             normalize: true,
             max_seq_len: spec.max_seq_len,
@@ -204,19 +207,92 @@ impl Embedder {
             passage_prefix: config.passage_prefix.clone(),
         };
         log::info!(
-            "loaded embedder {} with {threads} threads",
+            "opened embedder {} with {threads} threads",
             fingerprint.id()
         );
         Ok(Embedder {
-            model,
-            tokenizer,
-            counter,
-            pool,
-            max_seq_len: spec.max_seq_len,
             group_tokens: GROUP_TOKENS.max(spec.max_seq_len),
+            spec,
+            tokenizers: OnceLock::new(),
+            model: OnceLock::new(),
+            init: Mutex::new(()),
+            pool,
             config,
             fingerprint,
         })
+    }
+
+    /// Loads the tokenizer and the weights now if they are not loaded yet.
+    pub fn preload(&self) -> Result<(), EmbedError> {
+        self.tokenizers()?;
+        self.model()?;
+        Ok(())
+    }
+
+    /// Loads the tokenizer now if it is not loaded yet: call it before work that counts tokens
+    /// ([`count_tokens`](Self::count_tokens) cannot report a tokenizer error).
+    pub fn preload_tokenizer(&self) -> Result<(), EmbedError> {
+        self.tokenizers().map(|_| ())
+    }
+
+    fn tokenizers(&self) -> Result<&Tokenizers, EmbedError> {
+        if let Some(t) = self.tokenizers.get() {
+            return Ok(t);
+        }
+        let _init = self.init.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(t) = self.tokenizers.get() {
+            return Ok(t);
+        }
+        let loaded = load_tokenizers(&self.spec)?;
+        log::info!("loaded tokenizer {}", self.spec.tokenizer.display());
+        Ok(self.tokenizers.get_or_init(|| loaded))
+    }
+
+    fn model(&self) -> Result<&Bert, EmbedError> {
+        if let Some(m) = self.model.get() {
+            return Ok(m);
+        }
+        let _init = self.init.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(m) = self.model.get() {
+            return Ok(m);
+        }
+        let path = &self.spec.weights;
+        let weights = config::read_file(path).map_err(|err| match err {
+            EmbedError::MissingFile { path } => EmbedError::Weights {
+                path,
+                message: "file not found".into(),
+            },
+            other => other,
+        })?;
+        // The fingerprint's hash may come from the cache; the vectors must come from exactly
+        // the weights it names.
+        let actual = blake3::hash(&weights).to_hex().to_string();
+        if actual != self.fingerprint.weights_blake3 {
+            weights_hash::forget(path);
+            return Err(EmbedError::Weights {
+                path: path.clone(),
+                message: format!(
+                    "the file changed after the model was opened (blake3 {} now, {} then); \
+                     open the model again",
+                    &actual[..16],
+                    &self.fingerprint.weights_blake3
+                        [..16.min(self.fingerprint.weights_blake3.len())]
+                ),
+            });
+        }
+        let model = Bert::load(&self.spec, &weights)?;
+        if model.dim() != self.fingerprint.dim {
+            return Err(EmbedError::Weights {
+                path: path.clone(),
+                message: format!(
+                    "hidden size {} does not match config.json ({})",
+                    model.dim(),
+                    self.fingerprint.dim
+                ),
+            });
+        }
+        log::info!("loaded weights {}", path.display());
+        Ok(self.model.get_or_init(|| model))
     }
 
     /// Embeds documents (the passage path: `passage_prefix` is prepended). Vectors come back
@@ -231,23 +307,30 @@ impl Embedder {
         Ok(out.pop().unwrap_or_default())
     }
 
-    /// Vector dimension (384 for all-MiniLM-L6-v2).
+    /// Vector dimension (384 for all-MiniLM-L6-v2), from `config.json`.
     pub fn dim(&self) -> usize {
-        self.model.dim()
+        self.fingerprint.dim
     }
 
     /// Tokens per text, special tokens included, beyond which text is ignored (256 for
     /// all-MiniLM-L6-v2, from `sentence_bert_config.json`).
     pub fn max_seq_len(&self) -> usize {
-        self.max_seq_len
+        self.spec.max_seq_len
     }
 
     /// Tokens the document path would feed the model for `text` (with `passage_prefix` and the
     /// special tokens) *before* truncation, so a chunker can keep chunks within
     /// [`max_seq_len`](Self::max_seq_len). Thread-safe; skips offset tracking for speed.
+    /// Loads the tokenizer on first use; call [`preload_tokenizer`](Self::preload_tokenizer)
+    /// first to see its errors.
     pub fn count_tokens(&self, text: &str) -> usize {
         let text = with_prefix(&self.config.passage_prefix, text);
-        match self.counter.encode_fast(text.as_ref(), true) {
+        let counted = self.tokenizers().map_err(|e| e.to_string()).and_then(|t| {
+            t.counting
+                .encode_fast(text.as_ref(), true)
+                .map_err(|e| e.to_string())
+        });
+        match counted {
             Ok(encoding) => encoding.len(),
             Err(err) => {
                 // Never seen with BERT's WordPiece; over-count so callers split rather than
@@ -282,7 +365,8 @@ impl Embedder {
     fn encode(&self, text: &str, prefix: &str) -> Result<Vec<u32>, EmbedError> {
         let text = with_prefix(prefix, text);
         let encoding = self
-            .tokenizer
+            .tokenizers()?
+            .truncating
             .encode_fast(text.as_ref(), true)
             .map_err(|e| EmbedError::Tokenize(e.to_string()))?;
         Ok(encoding.get_ids().to_vec())
@@ -293,6 +377,7 @@ impl Embedder {
             .iter()
             .map(|t| self.encode(t, prefix))
             .collect::<Result<Vec<_>, _>>()?;
+        let model = self.model()?;
         // Longest first, so a group holds texts of similar length; results are written back by
         // index, so callers see input order.
         let mut order: Vec<usize> = (0..encoded.len()).collect();
@@ -312,7 +397,7 @@ impl Embedder {
                 .par_iter()
                 .map(|group| {
                     let ids: Vec<&[u32]> = group.iter().map(|&i| encoded[i].as_slice()).collect();
-                    self.model.embed_batch(&ids)
+                    model.embed_batch(&ids)
                 })
                 .collect::<Result<_, _>>()
         })?;
@@ -324,6 +409,33 @@ impl Embedder {
         }
         Ok(out)
     }
+}
+
+fn load_tokenizers(spec: &ModelSpec) -> Result<Tokenizers, EmbedError> {
+    let tok_err = |message: String| EmbedError::Tokenizer {
+        path: spec.tokenizer.clone(),
+        message,
+    };
+    let mut counting = Tokenizer::from_file(&spec.tokenizer).map_err(|e| tok_err(e.to_string()))?;
+    // tokenizer.json ships truncation 128 and fixed padding 128 for the training setup;
+    // sentence-transformers ignores both and uses max_seq_length with dynamic padding.
+    counting.with_padding(None);
+    counting
+        .with_truncation(None)
+        .map_err(|e| tok_err(e.to_string()))?;
+    let mut truncating = counting.clone();
+    truncating
+        .with_truncation(Some(TruncationParams {
+            direction: TruncationDirection::Right,
+            max_length: spec.max_seq_len,
+            strategy: TruncationStrategy::LongestFirst,
+            stride: 0,
+        }))
+        .map_err(|e| tok_err(e.to_string()))?;
+    Ok(Tokenizers {
+        truncating,
+        counting,
+    })
 }
 
 /// Splits `order` into consecutive groups of at most `max_texts` texts and, unless a single

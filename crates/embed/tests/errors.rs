@@ -252,3 +252,81 @@ fn invalid_settings() {
         assert!(matches!(err, EmbedError::InvalidSetting(_)), "{err:?}");
     }
 }
+
+/// `open` reads only the configuration and the weights hash; broken weights or tokenizer
+/// surface on first use, as typed errors naming the file, and `load` reports them at once.
+#[test]
+fn open_defers_tokenizer_and_weights() {
+    let Some((_tmp, dir)) = model_copy() else {
+        return;
+    };
+    let weights = dir.join("model.safetensors");
+    let bytes = std::fs::read(&weights).unwrap();
+    std::fs::remove_file(&weights).unwrap();
+    std::fs::write(&weights, &bytes[..bytes.len() / 3]).unwrap();
+    std::fs::write(dir.join("tokenizer.json"), "{}").unwrap();
+
+    let embedder = Embedder::open(&dir, EmbedderConfig::default()).expect("open is lazy");
+    let fp = embedder.fingerprint();
+    assert_eq!(
+        fp.weights_blake3,
+        blake3::hash(&bytes[..bytes.len() / 3]).to_hex().to_string(),
+        "the fingerprint names the file as it is"
+    );
+    assert_eq!((fp.dim, fp.max_seq_len), (384, 256));
+    assert_eq!(embedder.dim(), 384);
+
+    let err = embedder.preload_tokenizer().unwrap_err();
+    assert!(matches!(err, EmbedError::Tokenizer { .. }), "{err:?}");
+    assert_names(&err, "tokenizer.json");
+    let err = embedder.embed_query("hello").unwrap_err();
+    assert_names(&err, "tokenizer.json");
+
+    std::fs::copy(
+        real_model().unwrap().join("tokenizer.json"),
+        dir.join("tokenizer.json"),
+    )
+    .unwrap();
+    assert!(
+        embedder.count_tokens("hello world") >= 4,
+        "tokenizer retried after a fix"
+    );
+    let err = embedder.embed_documents(&["hello"]).unwrap_err();
+    assert!(matches!(err, EmbedError::Weights { .. }), "{err:?}");
+    assert_names(&err, "model.safetensors");
+    let err = load(&dir).unwrap_err();
+    assert!(matches!(err, EmbedError::Weights { .. }), "{err:?}");
+}
+
+/// Weights replaced after `open` are refused instead of producing vectors filed under the
+/// fingerprint of the old file; a new `open` sees the new file.
+#[test]
+fn weights_changed_after_open_are_refused() {
+    let Some((_tmp, dir)) = model_copy() else {
+        return;
+    };
+    let weights = dir.join("model.safetensors");
+    let bytes = std::fs::read(&weights).unwrap();
+    let embedder = Embedder::open(&dir, EmbedderConfig::default()).unwrap();
+    let real = embedder.fingerprint().weights_blake3.clone();
+    assert_eq!(real, blake3::hash(&bytes).to_hex().to_string());
+
+    std::fs::remove_file(&weights).unwrap();
+    let mut changed = bytes.clone();
+    let last = changed.len() - 1;
+    changed[last] ^= 1; // a different file of the same size
+    std::fs::write(&weights, &changed).unwrap();
+    let err = embedder.embed_query("hello").unwrap_err();
+    assert!(matches!(err, EmbedError::Weights { .. }), "{err:?}");
+    assert!(err.to_string().contains("changed"), "{err}");
+
+    let reopened = Embedder::open(&dir, EmbedderConfig::default()).unwrap();
+    assert_ne!(reopened.fingerprint().weights_blake3, real);
+    assert_eq!(
+        reopened.fingerprint().weights_blake3,
+        blake3::hash(&changed).to_hex().to_string()
+    );
+    // The same unchanged file opened again gets the same (cached) hash.
+    let again = Embedder::open(&dir, EmbedderConfig::default()).unwrap();
+    assert_eq!(again.fingerprint(), reopened.fingerprint());
+}

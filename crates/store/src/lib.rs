@@ -247,14 +247,17 @@ impl Store {
             handle: Handle::Writer(db),
             path: path.to_owned(),
         };
-        // Create every table up front so readers never meet a missing one.
-        let txn = store.writer()?.begin_write()?;
-        txn.open_table(META)?;
-        txn.open_table(FILES)?;
-        txn.open_table(CHUNKS)?;
-        txn.open_table(POINTS)?;
-        txn.open_table(EMBEDDINGS)?;
-        txn.commit()?;
+        // Create every table up front so readers never meet a missing one. Only when one is
+        // missing: a write transaction costs several fsyncs, too much for every no-op sync.
+        if !store.has_all_tables()? {
+            let txn = store.writer()?.begin_write()?;
+            txn.open_table(META)?;
+            txn.open_table(FILES)?;
+            txn.open_table(CHUNKS)?;
+            txn.open_table(POINTS)?;
+            txn.open_table(EMBEDDINGS)?;
+            txn.commit()?;
+        }
         store.read()?.check_format()?;
         Ok(store)
     }
@@ -275,6 +278,25 @@ impl Store {
         };
         store.read()?.check_format()?;
         Ok(store)
+    }
+
+    fn has_all_tables(&self) -> Result<bool> {
+        use redb::TableHandle;
+        let txn = self.writer()?.begin_read()?;
+        let mut names: Vec<String> = txn.list_tables()?.map(|t| t.name().to_string()).collect();
+        names.sort();
+        let mut wanted: Vec<String> = [
+            META.name(),
+            FILES.name(),
+            CHUNKS.name(),
+            POINTS.name(),
+            EMBEDDINGS.name(),
+        ]
+        .iter()
+        .map(|n| n.to_string())
+        .collect();
+        wanted.sort();
+        Ok(wanted.iter().all(|w| names.binary_search(w).is_ok()))
     }
 
     /// The database file.
