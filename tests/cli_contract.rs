@@ -54,6 +54,35 @@ fn sync_json_report_has_every_field() {
     );
 }
 
+/// Every chunk of a new file is either embedded or reused; a text that occurs twice in one sync
+/// is embedded once and the second occurrence counts as reused.
+#[test]
+fn duplicate_text_within_one_sync_is_embedded_once() {
+    let work = tempfile::tempdir().unwrap();
+    let (docs, index) = small_index(work.path());
+    std::fs::copy(
+        docs.join("deprecation/releases.md"),
+        docs.join("releases-copy.md"),
+    )
+    .unwrap();
+    let report = sync(&docs, &index, 0);
+    let chunks = &report["chunks"];
+    let total = chunks["total"].as_u64().unwrap();
+    let (embedded, reused) = (
+        chunks["embedded"].as_u64().unwrap(),
+        chunks["reused"].as_u64().unwrap(),
+    );
+    assert_eq!(embedded + reused, total, "{report}");
+    let copy_chunks = dump(&index)
+        .iter()
+        .filter(|c| c["path"] == "releases-copy.md")
+        .count() as u64;
+    // The copy differs only in its path (its title comes from its H1), so each of its chunk
+    // texts is the original's: all of them reuse the vector embedded for the original.
+    assert!(copy_chunks > 0);
+    assert_eq!(reused, copy_chunks, "{report}");
+}
+
 /// A sync with nothing to do (the cron case) and `stats` must not pay for parsing the tokenizer
 /// or loading the weights; a sync with an edit loads both.
 #[test]

@@ -123,7 +123,8 @@ pub struct Stats {
     pub files: u64,
     /// Live chunks.
     pub chunks: u64,
-    /// Stored vectors (unique embedded texts).
+    /// Stored vectors (unique embedded texts). May include a few no live chunk uses any more:
+    /// they are dropped in bulk once they could be an eighth of the chunks.
     pub vectors: u64,
     /// Vector dimensions.
     pub dimensions: usize,

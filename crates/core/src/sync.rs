@@ -301,14 +301,11 @@ impl RagIndex {
                 }
             }
         }
-        let fresh_hashes: HashSet<&str> = to_embed.iter().map(|(h, _)| *h).collect();
-        for (_, _, _, chunks) in &changed {
-            report.chunks.reused += chunks
-                .iter()
-                .filter(|c| !fresh_hashes.contains(c.hash.as_str()))
-                .count();
-        }
+        // Every chunk of a changed file costs no model call except the first of each new text
+        // (duplicates within this sync included).
+        let changed_chunks: usize = changed.iter().map(|(_, _, _, c)| c.len()).sum();
         report.chunks.embedded = to_embed.len();
+        report.chunks.reused = changed_chunks - to_embed.len();
 
         let nothing_changed = changed.is_empty() && removed.is_empty() && !reindex;
         let graph_current = self.graph_is_current(&snapshot)?;
@@ -551,6 +548,7 @@ impl RagIndex {
             graph_current,
             cancel,
         } = plan;
+        let phase = Instant::now();
         let mut write = self.store.write()?;
         let mut meta = old_meta.clone().unwrap_or(IndexMeta {
             format_version: rag_store::FORMAT_VERSION,
@@ -560,6 +558,7 @@ impl RagIndex {
             generation: 0,
             next_point: 0,
             graph: None,
+            unreferenced_vectors_bound: 0,
         });
         let mut deleted_points: Vec<u64> = Vec::new();
         let mut inserted: Vec<(u64, String)> = Vec::new(); // (point, embedding key)
@@ -635,19 +634,35 @@ impl RagIndex {
             write.put_file(path, record)?;
         }
 
-        let live = write.chunks()?;
+        log::debug!(
+            "commit: chunks and manifest written in {:?}",
+            phase.elapsed()
+        );
+        let total = write.chunk_count()? as usize;
         let state_changed = reindex || !changed.is_empty() || !removed.is_empty();
         if state_changed {
-            let keep: HashSet<String> = live
-                .iter()
-                .map(|(_, c)| embedding_key(&model_id, &c.hash))
-                .collect();
-            write.retain_embeddings(&keep)?;
             meta.generation += 1;
+            meta.unreferenced_vectors_bound += deleted as u64;
+            // Vectors no live chunk uses are only a cache (an edit that is undone re-uses them),
+            // but must not pile up. Finding them reads every chunk, so it runs only once they
+            // may be an eighth of the live chunks: amortised O(1) per removed chunk.
+            if reindex || meta.unreferenced_vectors_bound > (total as u64 / 8).max(256) {
+                let keep: HashSet<String> = write
+                    .chunks()?
+                    .iter()
+                    .map(|(_, c)| embedding_key(&model_id, &c.hash))
+                    .collect();
+                let dropped = write.retain_embeddings(&keep)?;
+                meta.unreferenced_vectors_bound = 0;
+                log::debug!(
+                    "commit: {dropped} unreferenced vectors dropped at {:?}",
+                    phase.elapsed()
+                );
+            }
         } else if graph_current {
             // Only manifest stats changed: the graph stays as it is.
             write.commit()?;
-            return Ok((0, live.len()));
+            return Ok((0, total));
         }
 
         // The graph for exactly this state: updated from the previous one when it is usable,
@@ -672,20 +687,21 @@ impl RagIndex {
                 }
                 graph
             }
-            None => self.build_vectors(&live, |key| write.embedding(key))?,
+            None => self.build_vectors(&write.chunks()?, |key| write.embedding(key))?,
         };
-        if vectors.len() != live.len() {
+        if vectors.len() != total {
             log::warn!("graph out of step with the store; rebuilding it");
-            vectors = self.build_vectors(&live, |key| write.embedding(key))?;
+            vectors = self.build_vectors(&write.chunks()?, |key| write.embedding(key))?;
         }
+        log::debug!("commit: graph updated at {:?}", phase.elapsed());
         if vectors.needs_compaction() {
             vectors.compact()?;
         }
         if cancel.load(Ordering::Relaxed) {
             return Err(Error::Cancelled);
         }
-        let total = live.len();
         self.commit_with_graph(write, meta, vectors)?;
+        log::debug!("commit: graph saved and committed at {:?}", phase.elapsed());
         Ok((deleted, total))
     }
 

@@ -140,6 +140,10 @@ pub struct IndexMeta {
     pub next_point: u64,
     /// Graph files built for a generation, if any.
     pub graph: Option<GraphPointer>,
+    /// Chunks removed since unreferenced vectors were last dropped: an upper bound on the
+    /// stored vectors no live chunk uses. Absent in indexes written before it existed.
+    #[serde(default)]
+    pub unreferenced_vectors_bound: u64,
 }
 
 /// Names the saved vector-index directory and the generation it reflects.
@@ -588,6 +592,11 @@ impl WriteBatch {
     /// The vector stored for a text hash, as this transaction sees it.
     pub fn embedding(&self, hash: &str) -> Result<Option<Vec<f32>>> {
         read_embedding(&self.txn.open_table(EMBEDDINGS)?, hash)
+    }
+
+    /// Number of chunks as this transaction sees it.
+    pub fn chunk_count(&self) -> Result<u64> {
+        Ok(self.txn.open_table(CHUNKS)?.len()?)
     }
 
     /// Every chunk as this transaction sees it, ordered by ID.
