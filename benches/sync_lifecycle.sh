@@ -302,6 +302,15 @@ EOF
     }
     scale_sync scale-full 0
     for run in 1 2 3; do scale_sync scale-noop "$run"; done
+    # One edited file in the big index: what a cron run after a typo fix costs at this size.
+    printf '\nA paragraph added by the benchmark, run %s.\n' 1 >>"$big/d050/doc050123.md"
+    scale_sync scale-edit 1
+    t0=$(now_ns)
+    /usr/bin/time -v -o "$work/timev.txt" "$bin" --model-dir "$model" query "how do I configure retries" \
+        --index "$big_index" -k 5 --json >/dev/null 2>"$work/err.txt"
+    t1=$(now_ns)
+    record system='"rag-index-facts"' step='"scale-query"' wall_ms=$(((t1 - t0) / 1000000)) \
+        rss_kb="$(awk -F': ' '/Maximum resident set size/ {print $2}' "$work/timev.txt")" load="$(load1)"
     record system='"rag-index-facts"' step='"scale-size"' files="$scale_files" \
         index_bytes="$(du -sb "$big_index" | cut -f1)"
 fi
@@ -395,11 +404,15 @@ if big:
     print(f"\n## Scale: {size.get('files', 0):,} generated small Markdown files\n")
     print("| run | wall | in sync | peak RSS | counts | load |")
     print("|---|---|---|---|---|---|")
-    for r in big + runs("rag-index", "scale-noop"):
+    for r in big + runs("rag-index", "scale-noop") + runs("rag-index", "scale-edit"):
         c, fl = r["report"]["chunks"], r["report"]["files"]
         print(f"| {r['step']}{' #' + str(r['run']) if r['run'] else ''} | {dur(r['wall_ms'])} | "
               f"{dur(r['report']['elapsed_ms'])} | {r['rss_kb'] / 1024:.0f} MiB | "
-              f"files +{fl['added']} ={fl['unchanged']}; chunks {c['embedded']:,} embedded, "
+              f"files +{fl['added']} ~{fl['modified']} ={fl['unchanged']}; chunks {c['embedded']:,} embedded, "
               f"{c['reused']:,} reused, {c['total']:,} live | {r['load']} |")
+    q = facts("scale-query")
+    if q:
+        print(f"| query (one process: open, load graph, embed, search) | {dur(q['wall_ms'])} | – | "
+              f"{q['rss_kb'] / 1024:.0f} MiB | k=5 | {q['load']} |")
     print(f"\nIndex size on disk: {size.get('index_bytes', 0) / 2**20:.0f} MiB.")
 EOF

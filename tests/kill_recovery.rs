@@ -1,6 +1,6 @@
 //! Crash safety: the real binary is killed with SIGKILL at random moments during syncs of real
 //! docs; after each kill the next `sync` succeeds, `verify` passes and `dump` equals a fresh index
-//! of the folder. `RAG_KILL_TRIALS` (default 5) and `RAG_KILL_SEED` set how many and which;
+//! of the folder. `RAG_KILL_TRIALS` (default 10) and `RAG_KILL_SEED` set how many and which;
 //! `scripts/kill-trials.sh` runs a larger number.
 
 mod common;
@@ -34,7 +34,7 @@ fn sigkill_at_random_moments_never_leaves_an_index_the_next_sync_cannot_repair()
     let docs = work.path().join("docs");
     let index = work.path().join("index");
     copy_corpus_files(&docs, FILES);
-    let trials = env_number("RAG_KILL_TRIALS", 5);
+    let trials = env_number("RAG_KILL_TRIALS", 10);
     let mut rng = fastrand::Rng::with_seed(env_number("RAG_KILL_SEED", 7));
     let mut interrupted = 0;
 

@@ -2,7 +2,7 @@
 //! and touches followed by `sync`, the live chunks equal those of a fresh index of the folder as it
 //! now is — IDs, paths, texts and vectors — and `verify` passes.
 //!
-//! Sequences are random but seeded. `RAG_PROPTEST_SEQUENCES` (default 4) and `RAG_PROPTEST_SEED`
+//! Sequences are random but seeded. `RAG_PROPTEST_SEQUENCES` (default 12) and `RAG_PROPTEST_SEED`
 //! set how many and which; `scripts/sync-property.sh` runs a larger number.
 
 mod common;
@@ -186,7 +186,7 @@ fn sync(index: &RagIndex, docs: &Path) -> rag_index_core::SyncReport {
 #[test]
 fn random_edit_sequences_keep_the_index_equal_to_a_fresh_one() {
     let pool = pool();
-    let sequences = env_number("RAG_PROPTEST_SEQUENCES", 4);
+    let sequences = env_number("RAG_PROPTEST_SEQUENCES", 12);
     let seed = env_number("RAG_PROPTEST_SEED", 0x5eed);
     for sequence in 0..sequences {
         let mut rng = fastrand::Rng::with_seed(seed.wrapping_add(sequence));
