@@ -62,7 +62,7 @@ else
     trap 'rm -rf "$work"' EXIT
 fi
 # A private copy of the binary: the shared target dir may be rebuilt while this runs.
-cp "$root/target/release/rag-index" "$work/rag-index"
+cp "${CARGO_TARGET_DIR:-$root/target}/release/rag-index" "$work/rag-index"
 bin="$work/rag-index"
 results="$work/results.jsonl"
 : >"$results"
