@@ -7,10 +7,11 @@
 //! Data sets: (a) 20,000 real all-MiniLM-L6-v2 embeddings of Traefik doc texts (the test
 //! fixture) with 500 held-out queries; (b) 100,000 random 384-d unit vectors with 500 random
 //! queries. Both sides build with M=16, ef_construction=200 on 2 threads and answer queries
-//! one at a time on one thread; recall@10 is against an exact scan. Query throughput is per
-//! second of the querying thread's CPU time (Linux `/proc/thread-self/schedstat`; Python's
-//! `time.thread_time`), so other load on a shared 2-core machine does not skew the comparison;
-//! build times are given as wall clock and process CPU. hnswlib runs through
+//! one at a time on one thread (best of 3 passes); recall@10 is against an exact scan. Query
+//! throughput is per second of the querying thread's CPU time (`CLOCK_THREAD_CPUTIME_ID` on
+//! both sides: the `cpu-time` crate; Python's `time.thread_time`), so other load on a shared
+//! 2-core machine skews the comparison less (it still competes for caches and memory
+//! bandwidth); build times are given as wall clock and process CPU. hnswlib runs through
 //! `benches/peers/hnswlib_bench.sh` (its own venv); set `RVI_BENCH_NO_PEER=1` to skip it.
 //!
 //! Then, on which the defaults rest: the brute-force/graph crossover size, the filter
@@ -81,17 +82,15 @@ fn recall_of(hits: &[(u64, f32)], truth: &[u64]) -> usize {
         .count()
 }
 
-/// CPU time of the calling thread (wall clock where /proc is unavailable).
+/// CPU time of the calling thread, to the nanosecond (`CLOCK_THREAD_CPUTIME_ID` on Linux).
+/// `/proc/thread-self/schedstat`, used before, only advances at scheduler ticks (4 ms here),
+/// which made a 25 ms batch of fast queries ±16% uncertain.
 fn thread_cpu() -> Duration {
-    std::fs::read_to_string("/proc/thread-self/schedstat")
-        .ok()
-        .and_then(|s| s.split_whitespace().next()?.parse().ok())
-        .map(Duration::from_nanos)
-        .unwrap_or_else(|| EPOCH.with(|e| e.elapsed()))
+    THREAD_EPOCH.with(|e| e.elapsed())
 }
 
 thread_local! {
-    static EPOCH: Instant = Instant::now();
+    static THREAD_EPOCH: cpu_time::ThreadTime = cpu_time::ThreadTime::now();
 }
 
 /// CPU time of the whole process (user + system), from /proc/self/stat in clock ticks.
@@ -108,6 +107,23 @@ fn timed<T>(queries: &[Vec<f32>], mut f: impl FnMut(&[f32]) -> T) -> (f64, Vec<T
     let out: Vec<T> = queries.iter().map(|q| f(q)).collect();
     let cpu = (thread_cpu() - start).as_secs_f64().max(1e-9);
     (queries.len() as f64 / cpu, out)
+}
+
+/// Passes over the queries per measured row, on both sides; the fastest counts. One pass of
+/// fast queries lasts a few tens of milliseconds, where a compile on the other core easily
+/// costs 20%.
+const PASSES: usize = 3;
+
+/// [`timed`], best of [`PASSES`].
+fn best_of<T>(queries: &[Vec<f32>], mut f: impl FnMut(&[f32]) -> T) -> (f64, Vec<T>) {
+    let mut best = timed(queries, &mut f);
+    for _ in 1..PASSES {
+        let next = timed(queries, &mut f);
+        if next.0 > best.0 {
+            best = next;
+        }
+    }
+    best
 }
 
 /// Mean CPU time per query.
@@ -144,7 +160,7 @@ fn ours(dim: usize, data: &[Vec<f32>], queries: &[Vec<f32>]) -> (Side, Vec<Vec<u
     let rows = EFS
         .iter()
         .map(|&ef| {
-            let (qps, found) = timed(queries, |q| index.search_graph(q, K, ef, None).unwrap());
+            let (qps, found) = best_of(queries, |q| index.search_graph(q, K, ef, None).unwrap());
             Row {
                 ef,
                 recall: mean_recall(&found, &truth),
@@ -229,6 +245,7 @@ fn peer(
             "200",
         ])
         .args(["--efs", "16,32,64,128", "--threads", "2", "--label", label])
+        .args(["--passes", &PASSES.to_string()])
         .output();
     let out = match out {
         Ok(o) if o.status.success() => o,

@@ -1,17 +1,73 @@
 //! Dot product and the clamped cosine distance handed to hnsw_rs.
 
-use anndists::dist::distances::Distance;
+use std::sync::OnceLock;
 
-/// Lanes of independent accumulators: enough for the optimiser to keep several SIMD registers
-/// busy (and vectorise with the baseline SSE2), and a fixed summation order so every code path
-/// (graph, flat scan, rescoring) computes bit-identical scores.
-const LANES: usize = 16;
+use anndists::dist::distances::Distance;
+use pulp::{Arch, Simd, WithSimd};
+
+/// The instruction set every score in the process is computed with, detected once. All paths
+/// (graph walk, flat scan, hnsw_rs's distance, normalisation) run [`dot_with`] under this same
+/// choice, so they compute bit-identical scores.
+pub(crate) fn arch() -> Arch {
+    static ARCH: OnceLock<Arch> = OnceLock::new();
+    *ARCH.get_or_init(Arch::new)
+}
 
 /// Dot product of two equally long slices (extra elements of the longer one are ignored).
 #[inline]
 pub(crate) fn dot(a: &[f32], b: &[f32]) -> f32 {
+    struct Dot<'a>(&'a [f32], &'a [f32]);
+    impl WithSimd for Dot<'_> {
+        type Output = f32;
+        #[inline(always)]
+        fn with_simd<S: Simd>(self, simd: S) -> f32 {
+            dot_with(simd, self.0, self.1)
+        }
+    }
+    arch().dispatch(Dot(a, b))
+}
+
+/// Independent vector accumulators: enough to hide the FMA latency, and a fixed summation order.
+const ACCS: usize = 4;
+
+/// The one dot-product kernel. Callers already inside `arch().dispatch` (the graph walk, the
+/// flat scan) call it directly so it inlines into their AVX2/AVX-512 code; [`dot`] is the
+/// same kernel behind its own dispatch.
+#[inline(always)]
+pub(crate) fn dot_with<S: Simd>(simd: S, a: &[f32], b: &[f32]) -> f32 {
     let n = a.len().min(b.len());
     let (a, b) = (&a[..n], &b[..n]);
+    if S::F32_LANES < 4 {
+        // No usable SIMD detected: the portable loop, which baseline SSE2 still vectorises.
+        return dot_portable(a, b);
+    }
+    let (va, ta) = S::as_simd_f32s(a);
+    let (vb, tb) = S::as_simd_f32s(b);
+    let mut acc = [simd.splat_f32s(0.0); ACCS];
+    let (ca, cb) = (va.chunks_exact(ACCS), vb.chunks_exact(ACCS));
+    let (ra, rb) = (ca.remainder(), cb.remainder());
+    for (x, y) in ca.zip(cb) {
+        for i in 0..ACCS {
+            acc[i] = simd.mul_add_e_f32s(x[i], y[i], acc[i]);
+        }
+    }
+    for (i, (x, y)) in ra.iter().zip(rb).enumerate() {
+        acc[i] = simd.mul_add_e_f32s(*x, *y, acc[i]);
+    }
+    if !ta.is_empty() {
+        // Zero-filled partial vectors contribute nothing past the slice's end.
+        let (x, y) = (simd.partial_load_f32s(ta), simd.partial_load_f32s(tb));
+        acc[ACCS - 1] = simd.mul_add_e_f32s(x, y, acc[ACCS - 1]);
+    }
+    let sum = simd.add_f32s(simd.add_f32s(acc[0], acc[1]), simd.add_f32s(acc[2], acc[3]));
+    simd.reduce_sum_f32s(sum)
+}
+
+/// Lanes of the portable fallback: several SIMD registers' worth for the optimiser.
+const LANES: usize = 16;
+
+#[inline(always)]
+fn dot_portable(a: &[f32], b: &[f32]) -> f32 {
     let mut acc = [0f32; LANES];
     let ca = a.chunks_exact(LANES);
     let cb = b.chunks_exact(LANES);
@@ -80,11 +136,12 @@ mod tests {
 
     #[test]
     fn dot_matches_naive() {
-        for n in [0usize, 1, 5, 16, 17, 384, 385] {
+        for n in [0usize, 1, 5, 7, 8, 9, 16, 17, 31, 33, 384, 385, 1000] {
             let a: Vec<f32> = (0..n).map(|i| (i as f32 * 0.37).sin()).collect();
             let b: Vec<f32> = (0..n).map(|i| (i as f32 * 0.11).cos()).collect();
             let naive: f64 = a.iter().zip(&b).map(|(x, y)| *x as f64 * *y as f64).sum();
             assert!((dot(&a, &b) as f64 - naive).abs() < 1e-4, "n={n}");
+            assert!((dot_portable(&a, &b) as f64 - naive).abs() < 1e-4, "n={n}");
         }
     }
 

@@ -5,9 +5,12 @@ use std::collections::{BinaryHeap, HashMap};
 use std::path::Path;
 use std::sync::OnceLock;
 
-use crate::dist::{dot, normalized};
+use pulp::{Simd, WithSimd};
+
+use crate::dist::{arch, dot_with, normalized};
 use crate::graph::Graph;
 use crate::params::validate_dim;
+use crate::table::VectorTable;
 use crate::walk::FlatGraph;
 use crate::{IndexError, IndexParams};
 
@@ -28,9 +31,9 @@ const FILTER_SAMPLE: usize = 512;
 pub struct VectorIndex {
     pub(crate) dim: usize,
     pub(crate) params: IndexParams,
-    /// Slot-major copy of every graph node's vector: the flat scan, rescoring and compaction
+    /// Slot-major copy of every graph node's vector: the walk, the flat scan and compaction
     /// read it contiguously instead of chasing hnsw_rs's per-point allocations.
-    pub(crate) vectors: Vec<f32>,
+    pub(crate) vectors: VectorTable,
     /// Caller id of each slot (a slot is the hnsw_rs `DataId` of a graph node).
     pub(crate) ids: Vec<u64>,
     /// Tombstone flags by slot: `false` once deleted.
@@ -102,7 +105,7 @@ impl VectorIndex {
         Ok(VectorIndex {
             dim,
             params,
-            vectors: Vec::new(),
+            vectors: VectorTable::new(),
             ids: Vec::new(),
             live: Vec::new(),
             slot_of: HashMap::new(),
@@ -125,7 +128,7 @@ impl VectorIndex {
             graph: Graph::new(&params, items.len()),
             dim,
             params,
-            vectors: Vec::with_capacity(items.len() * dim),
+            vectors: VectorTable::with_capacity(items.len() * dim),
             ids: Vec::with_capacity(items.len()),
             live: Vec::with_capacity(items.len()),
             slot_of: HashMap::with_capacity(items.len()),
@@ -161,6 +164,7 @@ impl VectorIndex {
         }
         drop(items);
         let first = self.ids.len();
+        self.vectors.reserve(prepared.len() * self.dim);
         for (id, v) in &prepared {
             self.push_slot(*id, v);
         }
@@ -314,7 +318,7 @@ impl VectorIndex {
     pub fn compact(&mut self) -> Result<(), IndexError> {
         let dim = self.dim;
         let n = self.len();
-        let mut vectors = Vec::with_capacity(n * dim);
+        let mut vectors = VectorTable::with_capacity(n * dim);
         let mut ids = Vec::with_capacity(n);
         for (slot, &id) in self.ids.iter().enumerate() {
             if self.live[slot] {
@@ -390,10 +394,6 @@ impl VectorIndex {
         })
     }
 
-    fn vector(&self, slot: usize) -> &[f32] {
-        &self.vectors[slot * self.dim..(slot + 1) * self.dim]
-    }
-
     fn graph_search(
         &self,
         q: &[f32],
@@ -417,13 +417,44 @@ impl VectorIndex {
     }
 
     fn scan(&self, q: &[f32], k: usize, filter: Option<IdFilter<'_>>) -> Vec<(u64, f32)> {
+        struct Scan<'a> {
+            index: &'a VectorIndex,
+            q: &'a [f32],
+            k: usize,
+            filter: Option<IdFilter<'a>>,
+        }
+        impl WithSimd for Scan<'_> {
+            type Output = Vec<(u64, f32)>;
+            // Inlined into pulp's target-feature function, so `dot_with` compiles to AVX2/AVX-512.
+            #[inline(always)]
+            fn with_simd<S: Simd>(self, simd: S) -> Self::Output {
+                self.index.scan_with(simd, self.q, self.k, self.filter)
+            }
+        }
+        arch().dispatch(Scan {
+            index: self,
+            q,
+            k,
+            filter,
+        })
+    }
+
+    #[inline(always)]
+    fn scan_with<S: Simd>(
+        &self,
+        simd: S,
+        q: &[f32],
+        k: usize,
+        filter: Option<IdFilter<'_>>,
+    ) -> Vec<(u64, f32)> {
         let mut heap: BinaryHeap<Worst> = BinaryHeap::with_capacity(k + 1);
-        for (slot, &id) in self.ids.iter().enumerate() {
-            if !self.live[slot] || !filter.is_none_or(|f| f(id)) {
+        let rows = self.vectors.chunks_exact(self.dim);
+        for ((&id, &live), v) in self.ids.iter().zip(&self.live).zip(rows) {
+            if !live || !filter.is_none_or(|f| f(id)) {
                 continue;
             }
             let cand = Worst {
-                score: dot(q, self.vector(slot)),
+                score: dot_with(simd, q, v),
                 id,
             };
             if heap.len() < k {

@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 
 use crate::graph::Graph;
 use crate::params::{MAX_DIM, validate_dim};
+use crate::table::VectorTable;
 use crate::{IndexError, IndexParams, VectorIndex};
 
 const FORMAT: &str = "rag-vector-index/1";
@@ -330,7 +331,7 @@ pub(crate) fn load(dir: &Path, params: IndexParams) -> Result<VectorIndex, Index
     validate_dim(table.dim)?;
 
     let mut index = VectorIndex::new(table.dim, params)?;
-    index.vectors = vec![0f32; n * table.dim];
+    index.vectors = VectorTable::zeroed(n * table.dim);
     index.slot_of.reserve(manifest.live);
     for (slot, (&id, &live)) in table.ids.iter().zip(&table.live).enumerate() {
         if live && index.slot_of.insert(id, slot).is_some() {

@@ -7,12 +7,16 @@
 //! way hnswlib does: rejected nodes are still expanded (so the graph stays connected through
 //! them) but never enter the result set, and the search stops as soon as the best queued
 //! candidate is worse than the worst of `ef` accepted results. It also reads vectors from the
-//! index's contiguous copy instead of hnsw_rs's per-point allocations.
+//! index's contiguous copy instead of hnsw_rs's per-point allocations, prefetches them a
+//! candidate's worth ahead, and reuses per-thread buffers instead of allocating per query.
 
+use std::cell::RefCell;
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, HashMap};
 
-use crate::dist::dot;
+use pulp::{Simd, WithSimd};
+
+use crate::dist::{arch, dot_with};
 
 /// Links of every node, by slot. Rebuilt from hnsw_rs after the graph changes.
 pub(crate) struct FlatGraph {
@@ -100,21 +104,83 @@ impl FlatGraph {
         ef: usize,
         allowed: &dyn Fn(usize) -> bool,
     ) -> Vec<(usize, f32)> {
-        let Some((entry, top)) = self.entry else {
+        SCRATCH.with(|cell| match cell.try_borrow_mut() {
+            Ok(mut scratch) => self.search_in(&mut scratch, vectors, dim, query, ef, allowed),
+            // A filter that itself searches on this thread: use a fresh scratch.
+            Err(_) => self.search_in(&mut Scratch::default(), vectors, dim, query, ef, allowed),
+        })
+    }
+
+    fn search_in(
+        &self,
+        scratch: &mut Scratch,
+        vectors: &[f32],
+        dim: usize,
+        query: &[f32],
+        ef: usize,
+        allowed: &dyn Fn(usize) -> bool,
+    ) -> Vec<(usize, f32)> {
+        arch().dispatch(Walk {
+            graph: self,
+            scratch,
+            vectors,
+            dim,
+            query,
+            ef,
+            allowed,
+        })
+    }
+}
+
+/// One search, run through pulp's dispatch so the whole walk is compiled for the CPU's SIMD
+/// level and `dot_with` inlines into it.
+struct Walk<'a> {
+    graph: &'a FlatGraph,
+    scratch: &'a mut Scratch,
+    vectors: &'a [f32],
+    dim: usize,
+    query: &'a [f32],
+    ef: usize,
+    allowed: &'a dyn Fn(usize) -> bool,
+}
+
+impl WithSimd for Walk<'_> {
+    type Output = Vec<(usize, f32)>;
+
+    // Must inline into pulp's target-feature function to get its instruction set.
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, simd: S) -> Self::Output {
+        let Walk {
+            graph,
+            scratch,
+            vectors,
+            dim,
+            query,
+            ef,
+            allowed,
+        } = self;
+        let Some((entry, top)) = graph.entry else {
             return Vec::new();
         };
         let ef = ef.max(1);
-        let score = |slot: u32| {
+        let vector = |slot: u32| {
             let s = slot as usize * dim;
-            dot(query, &vectors[s..s + dim])
+            &vectors[s..s + dim]
         };
+        // A macro, not a closure: a closure is compiled as its own baseline-x86-64 function,
+        // where pulp's AVX intrinsics cannot inline.
+        macro_rules! score {
+            ($slot:expr) => {
+                dot_with(simd, query, vector($slot))
+            };
+        }
         // Greedy descent through the upper layers; filters do not apply to routing.
-        let (mut cur, mut cur_score) = (entry, score(entry));
+        let (mut cur, mut cur_score) = (entry, score!(entry));
         for layer in (1..=top).rev() {
             loop {
                 let mut moved = false;
-                for &n in self.upper(cur, layer) {
-                    let s = score(n);
+                for &n in graph.upper(cur, layer) {
+                    let s = score!(n);
                     if s > cur_score {
                         (cur, cur_score) = (n, s);
                         moved = true;
@@ -126,16 +192,16 @@ impl FlatGraph {
             }
         }
         // Beam search on layer 0.
-        let slots = self.offsets0.len() - 1;
-        let mut visited = vec![0u64; slots.div_ceil(64)];
+        let mut candidates = BinaryHeap::from(std::mem::take(&mut scratch.candidates)); // best first
+        let mut results = BinaryHeap::from(std::mem::take(&mut scratch.results)); // worst first
+        let mut fresh: Vec<u32> = std::mem::take(&mut scratch.fresh);
+        let visited = scratch.visited(graph.offsets0.len() - 1);
         let mut visit = |slot: u32| {
             let (word, bit) = (slot as usize / 64, 1u64 << (slot % 64));
             let fresh = visited[word] & bit == 0;
             visited[word] |= bit;
             fresh
         };
-        let mut candidates = BinaryHeap::new(); // best first
-        let mut results: BinaryHeap<Worst> = BinaryHeap::new(); // worst first
         visit(cur);
         candidates.push(Best(cur_score, cur));
         if allowed(cur as usize) {
@@ -145,11 +211,17 @@ impl FlatGraph {
             if results.len() >= ef && results.peek().is_some_and(|w| c_score < w.0) {
                 break;
             }
-            for &n in self.layer0(c) {
-                if !visit(n) {
-                    continue;
+            // Collect the unvisited neighbours first and start loading their vectors, so the
+            // memory latency of one overlaps the scoring of the others.
+            fresh.clear();
+            for &n in graph.layer0(c) {
+                if visit(n) {
+                    prefetch(vector(n), PREFETCH_LINES);
+                    fresh.push(n);
                 }
-                let s = score(n);
+            }
+            for &n in &fresh {
+                let s = score!(n);
                 let full = results.len() >= ef;
                 if !full || results.peek().is_some_and(|w| s > w.0) {
                     candidates.push(Best(s, n));
@@ -161,12 +233,67 @@ impl FlatGraph {
                     }
                 }
             }
+            // The next candidate's links are read next; start loading them too.
+            if let Some(next) = candidates.peek() {
+                prefetch(graph.layer0(next.1), 2);
+            }
         }
-        let mut out: Vec<(usize, f32)> = results.into_iter().map(|w| (w.1 as usize, w.0)).collect();
+        let mut out: Vec<(usize, f32)> = results.iter().map(|w| (w.1 as usize, w.0)).collect();
         out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        // Hand the buffers back for the next query on this thread.
+        scratch.candidates = candidates.into_vec();
+        scratch.candidates.clear();
+        scratch.results = results.into_vec();
+        scratch.results.clear();
+        scratch.fresh = fresh;
         out
     }
 }
+
+/// Per-thread buffers of the walk, reused across queries so a walk allocates only its output.
+#[derive(Default)]
+struct Scratch {
+    /// Visited bitset, all zero between queries.
+    visited: Vec<u64>,
+    candidates: Vec<Best>,
+    results: Vec<Worst>,
+    fresh: Vec<u32>,
+}
+
+impl Scratch {
+    /// A zeroed bitset for `slots` slots.
+    fn visited(&mut self, slots: usize) -> &mut [u64] {
+        let words = slots.div_ceil(64);
+        self.visited.clear();
+        self.visited.resize(words, 0);
+        &mut self.visited
+    }
+}
+
+thread_local! {
+    static SCRATCH: RefCell<Scratch> = RefCell::default();
+}
+
+/// Hints the CPU to start loading the first `lines` cache lines of `v`; the hardware prefetcher
+/// follows the rest of a sequential read.
+#[inline(always)]
+fn prefetch<T>(v: &[T], lines: usize) {
+    // pulp's SSE token makes the intrinsic safe to call; SSE is part of every x86-64 CPU.
+    #[cfg(target_arch = "x86_64")]
+    if let Some(sse) = pulp::core_arch::x86::Sse::try_new() {
+        let lines = std::mem::size_of_val(v).div_ceil(64).min(lines);
+        let p = v.as_ptr().cast::<i8>();
+        for line in 0..lines {
+            // `wrapping_add` only computes an address; a prefetch never faults.
+            sse._mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p.wrapping_add(64 * line));
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (v, lines);
+}
+
+/// Cache lines of a neighbour's vector prefetched ahead of scoring it.
+const PREFETCH_LINES: usize = 2;
 
 /// Higher score first (a max-heap pops the best candidate).
 struct Best(f32, u32);

@@ -318,3 +318,38 @@ fn compaction_threshold() {
     assert!(!index.contains(0));
     assert!(index.contains(99));
 }
+
+#[test]
+fn graph_and_exact_scores_are_bit_identical() {
+    // 384 is the real dimension (whole SIMD blocks); 37 exercises the partial tail.
+    for dim in [384, 37] {
+        let items = random_items(12, 2500, dim, 0);
+        let index = VectorIndex::build(dim, graph_params(), items).unwrap();
+        let mut rng = Rng::new(13);
+        for _ in 0..20 {
+            let q = rng.unit_vector(dim);
+            let exact = index.search_exact(&q, 50, None).unwrap();
+            for (id, score) in index.search_graph(&q, 10, 64, None).unwrap() {
+                if let Some(e) = exact.iter().find(|e| e.0 == id) {
+                    assert_eq!(e.1.to_bits(), score.to_bits(), "dim {dim} id {id}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn a_filter_may_itself_search() {
+    let dim = 16;
+    let items = random_items(14, 3000, dim, 0);
+    let index = VectorIndex::build(dim, graph_params(), items.clone()).unwrap();
+    let probe = items[0].1.clone();
+    // The walk's per-thread buffers are busy while the filter runs its own walk.
+    let nested = |id: u64| {
+        id.is_multiple_of(2) && !index.search_graph(&probe, 1, 16, None).unwrap().is_empty()
+    };
+    let q = &items[42].1;
+    let hits = index.search_graph(q, 5, 32, Some(&nested)).unwrap();
+    assert_eq!(hits[0].0, 42);
+    assert!(hits.iter().all(|h| h.0.is_multiple_of(2)));
+}
