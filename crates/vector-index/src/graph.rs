@@ -119,6 +119,10 @@ impl Graph {
 
     /// Every node as `(slot, vector)`.
     pub(crate) fn for_each_point(&self, mut f: impl FnMut(usize, &[f32])) {
+        // hnsw_rs's point iterator unwraps the entry point, which an empty graph lacks.
+        if self.len() == 0 {
+            return;
+        }
         for p in self.hnsw.get_point_indexation() {
             f(p.get_origin_id(), p.get_v());
         }
@@ -126,6 +130,9 @@ impl Graph {
 
     /// A compact copy of every node's links, for [`FlatGraph::search`].
     pub(crate) fn flatten(&self, slots: usize) -> FlatGraph {
+        if self.len() == 0 {
+            return FlatGraph::new(slots, std::iter::empty());
+        }
         let nodes = self.hnsw.get_point_indexation().into_iter().map(|p| {
             let layers = p
                 .get_neighborhood_id()

@@ -10,6 +10,7 @@ use pulp::{Simd, WithSimd};
 use crate::dist::{arch, dot_with, normalized};
 use crate::graph::Graph;
 use crate::params::validate_dim;
+use crate::persist::GraphSource;
 use crate::table::VectorTable;
 use crate::walk::FlatGraph;
 use crate::{IndexError, IndexParams};
@@ -40,7 +41,11 @@ pub struct VectorIndex {
     pub(crate) live: Vec<bool>,
     /// Live ids only; a deleted id may come back under a new slot.
     pub(crate) slot_of: HashMap<u64, usize>,
-    pub(crate) graph: Graph,
+    /// The hnsw_rs graph, which only inserts and `save` need. An index loaded for searching
+    /// leaves it unset until then and reads it from `graph_source`.
+    pub(crate) graph: OnceLock<Graph>,
+    /// Where to load `graph` from when it is first needed.
+    pub(crate) graph_source: Option<GraphSource>,
     /// The graph's links copied out for fast searching; rebuilt on first search after the
     /// graph changes (bulk changes then cost one O(n) copy, not one per insert).
     pub(crate) flat: OnceLock<FlatGraph>,
@@ -101,7 +106,7 @@ impl VectorIndex {
     pub fn new(dim: usize, params: IndexParams) -> Result<VectorIndex, IndexError> {
         validate_dim(dim)?;
         params.validate()?;
-        let graph = Graph::new(&params, 1024);
+        let graph = OnceLock::from(Graph::new(&params, 1024));
         Ok(VectorIndex {
             dim,
             params,
@@ -110,6 +115,7 @@ impl VectorIndex {
             live: Vec::new(),
             slot_of: HashMap::new(),
             graph,
+            graph_source: None,
             flat: OnceLock::new(),
         })
     }
@@ -125,7 +131,8 @@ impl VectorIndex {
         validate_dim(dim)?;
         params.validate()?;
         let mut index = VectorIndex {
-            graph: Graph::new(&params, items.len()),
+            graph: OnceLock::from(Graph::new(&params, items.len())),
+            graph_source: None,
             dim,
             params,
             vectors: VectorTable::with_capacity(items.len() * dim),
@@ -144,8 +151,10 @@ impl VectorIndex {
         if self.slot_of.contains_key(&id) {
             return Err(IndexError::DuplicateId(id));
         }
+        let graph = self.take_graph();
         let slot = self.push_slot(id, &v);
-        self.graph.insert(&v, slot);
+        graph.insert(&v, slot);
+        self.graph = OnceLock::from(graph);
         self.flat = OnceLock::new();
         Ok(())
     }
@@ -163,6 +172,7 @@ impl VectorIndex {
             prepared.push((*id, v));
         }
         drop(items);
+        let mut graph = self.take_graph();
         let first = self.ids.len();
         self.vectors.reserve(prepared.len() * self.dim);
         for (id, v) in &prepared {
@@ -174,7 +184,9 @@ impl VectorIndex {
             .map(|slot| (&self.vectors[slot * dim..(slot + 1) * dim], slot))
             .collect();
         let deterministic = self.params.seed.is_some();
-        self.graph.insert_many(&batch, deterministic);
+        graph.insert_many(&batch, deterministic);
+        drop(batch);
+        self.graph = OnceLock::from(graph);
         self.flat = OnceLock::new();
         Ok(())
     }
@@ -340,7 +352,8 @@ impl VectorIndex {
         self.live = vec![true; n];
         self.ids = ids;
         self.vectors = vectors;
-        self.graph = graph;
+        self.graph = OnceLock::from(graph);
+        self.graph_source = None;
         self.flat = OnceLock::new();
         Ok(())
     }
@@ -358,18 +371,66 @@ impl VectorIndex {
     }
 
     /// Writes the index into `dir` (created if missing; must be empty): the hnsw_rs graph dump,
-    /// the slot table, and last a checksummed manifest. Files and directory are fsynced before
-    /// this returns. Nothing is ever overwritten: the caller switches to `dir` atomically.
+    /// the slot table, the search structures (links and vectors), and last a checksummed
+    /// manifest. Files and directory are fsynced before this returns. Nothing is ever
+    /// overwritten: the caller switches to `dir` atomically.
     pub fn save(&self, dir: &Path) -> Result<(), IndexError> {
         crate::persist::save(self, dir)
     }
 
-    /// Loads what [`save`](Self::save) wrote, verifying every file against the manifest's
-    /// sizes and BLAKE3 hashes first; a missing, truncated or corrupt file set is an error
-    /// (rebuild from the stored vectors then). `params` supplies the search settings; the
+    /// Loads what [`save`](Self::save) wrote, verifying the files it reads against the
+    /// manifest's sizes and BLAKE3 hashes first; a missing, truncated or corrupt file set is an
+    /// error (rebuild from the stored vectors then). `params` supplies the search settings; the
     /// graph keeps the `M`/`ef_construction` it was built with until the next compaction.
+    ///
+    /// Only the slot table and the search structures are read, so the index is ready to search
+    /// in about the time it takes to read its vectors. The hnsw_rs graph is verified and parsed
+    /// from `dir` when an insert or `save` first needs it, so `dir` must stay in place until
+    /// then; if it is gone or damaged by then, the graph is rebuilt from the vectors (logged as
+    /// a warning). Directories saved before the search structures existed load as before, from
+    /// the hnsw_rs dump.
     pub fn load(dir: &Path, params: IndexParams) -> Result<VectorIndex, IndexError> {
         crate::persist::load(dir, params)
+    }
+
+    /// The hnsw_rs graph, loaded (and verified) from the saved directory on first use.
+    ///
+    /// A dump that is missing, damaged or disagrees with the verified vector table is derived
+    /// data like any graph: it is logged and the graph is rebuilt from the table, so an index
+    /// that loaded for searching can always be updated and saved.
+    pub(crate) fn graph(&self) -> &Graph {
+        self.graph.get_or_init(|| self.restore_graph())
+    }
+
+    /// The graph, moved out for mutation; the caller puts it back.
+    fn take_graph(&mut self) -> Graph {
+        match self.graph.take() {
+            Some(graph) => graph,
+            None => self.restore_graph(),
+        }
+    }
+
+    fn restore_graph(&self) -> Graph {
+        let n = self.ids.len();
+        if let Some(source) = &self.graph_source {
+            match source.load(self.dim, &self.vectors, n) {
+                Ok(graph) => return graph,
+                Err(e) => log::warn!("{e}; rebuilding the graph from the saved vectors"),
+            }
+        }
+        let dim = self.dim;
+        let mut graph = Graph::new(&self.params, n);
+        let batch: Vec<(&[f32], usize)> = (0..n)
+            .map(|slot| (&self.vectors[slot * dim..(slot + 1) * dim], slot))
+            .collect();
+        graph.insert_many(&batch, self.params.seed.is_some());
+        graph
+    }
+
+    /// The links searches walk, copied out of the graph after it changed.
+    pub(crate) fn flat(&self) -> &FlatGraph {
+        self.flat
+            .get_or_init(|| self.graph().flatten(self.ids.len()))
     }
 
     pub(crate) fn push_slot(&mut self, id: u64, v: &[f32]) -> usize {
@@ -404,7 +465,7 @@ impl VectorIndex {
         let allowed = |slot: usize| {
             slot < self.ids.len() && self.live[slot] && filter.is_none_or(|f| f(self.ids[slot]))
         };
-        let flat = self.flat.get_or_init(|| self.graph.flatten(self.ids.len()));
+        let flat = self.flat();
         let mut hits: Vec<(u64, f32)> = flat
             .search(&self.vectors, self.dim, q, ef, &allowed)
             .into_iter()

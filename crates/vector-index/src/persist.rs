@@ -1,24 +1,36 @@
-//! On-disk format: hnsw_rs's two dump files, a slot table, and a manifest written last.
+//! On-disk format: hnsw_rs's two dump files, a slot table, the search structures, and a
+//! manifest written last.
 //!
 //! ```text
 //! <dir>/graph.hnsw.graph   hnsw_rs graph dump (node ids are slots)
 //! <dir>/graph.hnsw.data    hnsw_rs vector dump
 //! <dir>/slots.bin          "RVIXSLOT", u32 version, u32 dim, u64 n, n x u64 id, n x u8 live (LE)
+//! <dir>/search.bin         "RVIXSRCH", u32 version, u32 dim, u64 n, u64 links byte length,
+//!                          the links searches walk (`FlatGraph::encode`), then the vector
+//!                          table: n x dim x f32, slot-major (all LE)
 //! <dir>/MANIFEST           key=value lines, one `file=<name> <size> <blake3>` per file,
 //!                          closed by `checksum=<blake3 of every byte before that line>`
 //! ```
 //!
 //! The manifest is written to a temporary name, fsynced and renamed, so its presence means
-//! every other file was complete and synced. `load` verifies sizes and hashes before hnsw_rs
-//! parses a byte: its loader asserts, unwraps and even exits on malformed input.
+//! every other file was complete and synced. Searching needs only `slots.bin` and `search.bin`,
+//! so `load` verifies and reads just those: the hnsw_rs dump (which costs seconds and hundreds
+//! of megabytes to parse) is verified and parsed only when an insert or `save` needs the graph.
+//! Every file is verified against the manifest before a byte of it is interpreted; hnsw_rs's
+//! loader in particular asserts, unwraps and even exits on malformed input.
+//!
+//! Directories written before `search.bin` existed load the old way: every file verified, the
+//! hnsw_rs dump parsed and the search structures rebuilt from it.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use crate::graph::Graph;
 use crate::params::{MAX_DIM, validate_dim};
 use crate::table::VectorTable;
+use crate::walk::FlatGraph;
 use crate::{IndexError, IndexParams, VectorIndex};
 
 const FORMAT: &str = "rag-vector-index/1";
@@ -27,6 +39,13 @@ const MANIFEST_TMP: &str = "MANIFEST.tmp";
 const SLOTS: &str = "slots.bin";
 const SLOTS_MAGIC: &[u8; 8] = b"RVIXSLOT";
 const SLOTS_VERSION: u32 = 1;
+const SEARCH: &str = "search.bin";
+const SEARCH_MAGIC: &[u8; 8] = b"RVIXSRCH";
+const SEARCH_VERSION: u32 = 1;
+/// Magic, version, dim, slot count, links byte length.
+const SEARCH_HEADER: usize = 8 + 4 + 4 + 8 + 8;
+/// Read (and hash) size while loading `search.bin`.
+const READ_CHUNK: usize = 4 << 20;
 /// A manifest is a few hundred bytes; anything bigger is not ours.
 const MANIFEST_MAX: u64 = 64 * 1024;
 
@@ -53,13 +72,28 @@ fn hash_file(path: &Path) -> Result<(u64, blake3::Hash), IndexError> {
 }
 
 fn write_new(path: &Path, bytes: &[u8]) -> Result<(), IndexError> {
+    write_new_parts(path, &[bytes], &[])
+}
+
+/// Writes `parts` and then `floats` (little-endian) into a new file and syncs it.
+fn write_new_parts(path: &Path, parts: &[&[u8]], floats: &[f32]) -> Result<(), IndexError> {
     let f = OpenOptions::new()
         .write(true)
         .create_new(true)
         .open(path)
         .map_err(|e| IndexError::io(path, e))?;
-    let mut w = BufWriter::new(f);
-    w.write_all(bytes).map_err(|e| IndexError::io(path, e))?;
+    let mut w = BufWriter::with_capacity(1 << 20, f);
+    for bytes in parts {
+        w.write_all(bytes).map_err(|e| IndexError::io(path, e))?;
+    }
+    #[cfg(target_endian = "little")]
+    w.write_all(bytemuck::cast_slice(floats))
+        .map_err(|e| IndexError::io(path, e))?;
+    #[cfg(target_endian = "big")]
+    for x in floats {
+        w.write_all(&x.to_le_bytes())
+            .map_err(|e| IndexError::io(path, e))?;
+    }
     let f = w
         .into_inner()
         .map_err(|e| IndexError::io(path, e.into_error()))?;
@@ -90,11 +124,11 @@ fn prepare_dir(dir: &Path) -> Result<bool, IndexError> {
 pub(crate) fn save(index: &VectorIndex, dir: &Path) -> Result<(), IndexError> {
     let created = prepare_dir(dir)?;
     // A graph with no node has no entry point and hnsw_rs cannot dump it; an empty index saves
-    // the slot table and manifest only.
-    let basename = if index.graph.len() > 0 {
+    // no dump.
+    let graph = index.graph();
+    let basename = if graph.len() > 0 {
         Some(
-            index
-                .graph
+            graph
                 .dump(dir)
                 .map_err(|reason| IndexError::Graph { op: "dump", reason })?,
         )
@@ -115,8 +149,18 @@ pub(crate) fn save(index: &VectorIndex, dir: &Path) -> Result<(), IndexError> {
     }
     write_new(&dir.join(SLOTS), &encode_slots(index))?;
     files.push(SLOTS.to_string());
+    // The links the index searches with right now, so a reload answers exactly like it.
+    let links = index.flat().encode();
+    let mut header = Vec::with_capacity(SEARCH_HEADER);
+    header.extend_from_slice(SEARCH_MAGIC);
+    header.extend_from_slice(&SEARCH_VERSION.to_le_bytes());
+    header.extend_from_slice(&(index.dim as u32).to_le_bytes());
+    header.extend_from_slice(&(index.ids.len() as u64).to_le_bytes());
+    header.extend_from_slice(&(links.len() as u64).to_le_bytes());
+    write_new_parts(&dir.join(SEARCH), &[&header, &links], &index.vectors)?;
+    files.push(SEARCH.to_string());
 
-    let (m, ef_c) = index.graph.build_params();
+    let (m, ef_c) = graph.build_params();
     let mut manifest = String::new();
     manifest.push_str(&format!("format={FORMAT}\n"));
     manifest.push_str(&format!("dim={}\n", index.dim));
@@ -198,7 +242,7 @@ struct Manifest {
     slots: usize,
     live: usize,
     graph: Option<String>,
-    files: Vec<(String, u64, String)>,
+    files: Vec<FileEntry>,
 }
 
 fn read_manifest(dir: &Path) -> Result<Manifest, IndexError> {
@@ -282,37 +326,178 @@ fn read_manifest(dir: &Path) -> Result<Manifest, IndexError> {
     Ok(m)
 }
 
+/// Checks `dir/name` against its manifest entry.
+fn verify_file(dir: &Path, (name, size, hash): &FileEntry) -> Result<(), IndexError> {
+    let path = dir.join(name);
+    let (actual_size, actual_hash) = match hash_file(&path) {
+        Ok(v) => v,
+        Err(IndexError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            return Err(missing(&path));
+        }
+        Err(e) => return Err(e),
+    };
+    check_entry(&path, actual_size, actual_hash, *size, hash)
+}
+
+fn missing(path: &Path) -> IndexError {
+    IndexError::corrupt(path, "file listed in manifest is missing")
+}
+
+fn check_entry(
+    path: &Path,
+    actual_size: u64,
+    actual_hash: blake3::Hash,
+    size: u64,
+    hash: &str,
+) -> Result<(), IndexError> {
+    if actual_size != size {
+        return Err(IndexError::corrupt(
+            path,
+            format!("size {actual_size}, manifest says {size}"),
+        ));
+    }
+    if actual_hash.to_hex().as_str() != hash {
+        return Err(IndexError::corrupt(path, "checksum mismatch"));
+    }
+    Ok(())
+}
+
+/// `(name, size, blake3 hex)` of one file, as the manifest lists it.
+type FileEntry = (String, u64, String);
+
+/// The saved hnsw_rs dump of a directory loaded for searching, read when the graph is needed.
+#[derive(Debug)]
+pub(crate) struct GraphSource {
+    dir: PathBuf,
+    basename: String,
+    /// The manifest's entries for the dump's two files.
+    files: Vec<FileEntry>,
+}
+
+impl GraphSource {
+    /// Verifies the dump against the manifest, parses it and checks that its nodes are exactly
+    /// the slots of the (already verified) `vectors` table, vector for vector.
+    pub(crate) fn load(&self, dim: usize, vectors: &[f32], n: usize) -> Result<Graph, IndexError> {
+        for entry in &self.files {
+            verify_file(&self.dir, entry)?;
+        }
+        let graph = Graph::load(&self.dir, &self.basename)
+            .map_err(|reason| IndexError::Graph { op: "load", reason })?;
+        let path = self.dir.join(format!("{}.hnsw.data", self.basename));
+        check_points(&graph, n, &path, |slot, v| {
+            if v.len() != dim {
+                Err(format!("graph vector of dimension {}", v.len()))
+            } else if v != &vectors[slot * dim..(slot + 1) * dim] {
+                Err(format!(
+                    "graph vector of slot {slot} differs from search.bin"
+                ))
+            } else {
+                Ok(())
+            }
+        })?;
+        Ok(graph)
+    }
+}
+
+/// Reads `search.bin`, hashing every byte as it lands in its final place (the vectors straight
+/// into the table), and interprets nothing until size and hash match the manifest.
+fn read_search(
+    path: &Path,
+    (_, size, hash): &FileEntry,
+    dim: usize,
+    n: usize,
+) -> Result<(VectorTable, FlatGraph), IndexError> {
+    let bad = |reason: String| IndexError::corrupt(path, reason);
+    let mut f = match File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(missing(path)),
+        Err(e) => return Err(IndexError::io(path, e)),
+    };
+    let actual_size = f.metadata().map_err(|e| IndexError::io(path, e))?.len();
+    if actual_size != *size {
+        return Err(bad(format!("size {actual_size}, manifest says {size}")));
+    }
+    let floats = n
+        .checked_mul(dim)
+        .filter(|f| f.checked_mul(4).is_some())
+        .ok_or_else(|| bad("vector table too large".into()))?;
+    let head_len = size
+        .checked_sub(4 * floats as u64)
+        .and_then(|h| usize::try_from(h).ok())
+        .filter(|&h| h >= SEARCH_HEADER)
+        .ok_or_else(|| bad("too short for its vector table".into()))?;
+    let read_err = |e: std::io::Error| match e.kind() {
+        std::io::ErrorKind::UnexpectedEof => bad("file ends early".into()),
+        _ => IndexError::io(path, e),
+    };
+    let mut hasher = blake3::Hasher::new();
+    let mut head = vec![0u8; head_len];
+    f.read_exact(&mut head).map_err(read_err)?;
+    hasher.update(&head);
+    let mut vectors = VectorTable::zeroed(floats);
+    for chunk in bytemuck::cast_slice_mut::<f32, u8>(&mut vectors).chunks_mut(READ_CHUNK) {
+        f.read_exact(chunk).map_err(read_err)?;
+        hasher.update(chunk);
+    }
+    let mut rest = [0u8; 1];
+    if f.read(&mut rest).map_err(|e| IndexError::io(path, e))? != 0 {
+        return Err(bad(format!("longer than the manifest's {size} bytes")));
+    }
+    check_entry(path, *size, hasher.finalize(), *size, hash)?;
+
+    #[cfg(target_endian = "big")]
+    for x in vectors.iter_mut() {
+        *x = f32::from_bits(u32::from_le(x.to_bits()));
+    }
+    let u32_at =
+        |at: usize| u32::from_le_bytes([head[at], head[at + 1], head[at + 2], head[at + 3]]);
+    let u64_at = |at: usize| u64::from(u32_at(at)) | (u64::from(u32_at(at + 4)) << 32);
+    if &head[..8] != SEARCH_MAGIC {
+        return Err(bad("not a search file".into()));
+    }
+    if u32_at(8) != SEARCH_VERSION {
+        return Err(bad("unknown search file version".into()));
+    }
+    if u32_at(12) as usize != dim || u64_at(16) != n as u64 {
+        return Err(bad("search file disagrees with manifest".into()));
+    }
+    if u64_at(24) != (head_len - SEARCH_HEADER) as u64 {
+        return Err(bad("links length disagrees with file size".into()));
+    }
+    let flat = FlatGraph::decode(&head[SEARCH_HEADER..], n).map_err(bad)?;
+    Ok((vectors, flat))
+}
+
 pub(crate) fn load(dir: &Path, params: IndexParams) -> Result<VectorIndex, IndexError> {
     params.validate()?;
     let manifest = read_manifest(dir)?;
     if !(1..=MAX_DIM).contains(&manifest.dim) {
         return Err(IndexError::corrupt(dir.join(MANIFEST), "bad dimension"));
     }
-    for (name, size, hash) in &manifest.files {
-        let path = dir.join(name);
-        let (actual_size, actual_hash) = match hash_file(&path) {
-            Ok(v) => v,
-            Err(IndexError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
-                return Err(IndexError::corrupt(
-                    &path,
-                    "file listed in manifest is missing",
-                ));
-            }
-            Err(e) => return Err(e),
-        };
-        if actual_size != *size {
-            return Err(IndexError::corrupt(
-                &path,
-                format!("size {actual_size}, manifest says {size}"),
-            ));
-        }
-        if actual_hash.to_hex().as_str() != hash {
-            return Err(IndexError::corrupt(&path, "checksum mismatch"));
+    let entry = |name: &str| manifest.files.iter().find(|(n, _, _)| n == name);
+    let graph_files: Vec<FileEntry> = match &manifest.graph {
+        None => Vec::new(),
+        Some(base) => ["hnsw.graph", "hnsw.data"]
+            .into_iter()
+            .map(|ext| {
+                let name = format!("{base}.{ext}");
+                entry(&name).cloned().ok_or_else(|| {
+                    IndexError::corrupt(dir.join(&name), "graph file not in manifest")
+                })
+            })
+            .collect::<Result<_, _>>()?,
+    };
+    let search = entry(SEARCH);
+    // Verify what is read now; a new-format directory leaves its hnsw_rs dump to `GraphSource`,
+    // and `read_search` hashes `search.bin` as it reads it.
+    for file in &manifest.files {
+        let deferred = search.is_some() && graph_files.contains(file);
+        if !deferred && file.0 != SEARCH {
+            verify_file(dir, file)?;
         }
     }
-    let listed = |name: &str| manifest.files.iter().any(|(n, _, _)| n == name);
     let slots_path = dir.join(SLOTS);
-    if !listed(SLOTS) {
+    if entry(SLOTS).is_none() {
         return Err(IndexError::corrupt(
             &slots_path,
             "slot table not in manifest",
@@ -329,9 +514,11 @@ pub(crate) fn load(dir: &Path, params: IndexParams) -> Result<VectorIndex, Index
         ));
     }
     validate_dim(table.dim)?;
+    if manifest.graph.is_none() && n > 0 {
+        return Err(IndexError::corrupt(dir.join(MANIFEST), "graph missing"));
+    }
 
     let mut index = VectorIndex::new(table.dim, params)?;
-    index.vectors = VectorTable::zeroed(n * table.dim);
     index.slot_of.reserve(manifest.live);
     for (slot, (&id, &live)) in table.ids.iter().zip(&table.live).enumerate() {
         if live && index.slot_of.insert(id, slot).is_some() {
@@ -350,35 +537,53 @@ pub(crate) fn load(dir: &Path, params: IndexParams) -> Result<VectorIndex, Index
     index.ids = table.ids;
     index.live = table.live;
 
-    match &manifest.graph {
-        None if n == 0 => {}
-        None => return Err(IndexError::corrupt(dir.join(MANIFEST), "graph missing")),
-        Some(base) => {
-            for ext in ["hnsw.graph", "hnsw.data"] {
-                let name = format!("{base}.{ext}");
-                if !listed(&name) {
-                    return Err(IndexError::corrupt(
-                        dir.join(&name),
-                        "graph file not in manifest",
-                    ));
+    if let Some(search) = search {
+        let (vectors, flat) = read_search(&dir.join(SEARCH), search, index.dim, n)?;
+        index.vectors = vectors;
+        index.flat = OnceLock::from(flat);
+        index.graph = OnceLock::new();
+        index.graph_source = manifest.graph.map(|basename| GraphSource {
+            dir: dir.to_path_buf(),
+            basename,
+            files: graph_files,
+        });
+        return Ok(index);
+    }
+    // A directory saved before `search.bin` existed: everything comes from the hnsw_rs dump.
+    index.vectors = VectorTable::zeroed(n * index.dim);
+    if let Some(base) = &manifest.graph {
+        let graph =
+            Graph::load(dir, base).map_err(|reason| IndexError::Graph { op: "load", reason })?;
+        let dim = index.dim;
+        let vectors = &mut index.vectors;
+        check_points(
+            &graph,
+            n,
+            &dir.join(format!("{base}.hnsw.data")),
+            |slot, v| {
+                if v.len() != dim {
+                    return Err(format!("graph vector of dimension {}", v.len()));
                 }
-            }
-            let graph = Graph::load(dir, base)
-                .map_err(|reason| IndexError::Graph { op: "load", reason })?;
-            fill_vectors(&mut index, &graph, dir.join(format!("{base}.hnsw.data")))?;
-            index.graph = graph;
-        }
+                vectors[slot * dim..(slot + 1) * dim].copy_from_slice(v);
+                Ok(())
+            },
+        )?;
+        index.graph = OnceLock::from(graph);
     }
     Ok(index)
 }
 
-/// Copies every node's vector into the slot table, checking that nodes and slots match one to one.
-fn fill_vectors(index: &mut VectorIndex, graph: &Graph, path: PathBuf) -> Result<(), IndexError> {
-    let n = index.ids.len();
-    let dim = index.dim;
+/// Calls `each(slot, vector)` for every graph node, checking that nodes and slots `0..n` match
+/// one to one; the first problem found (by the check or by `each`) makes `path` corrupt.
+fn check_points(
+    graph: &Graph,
+    n: usize,
+    path: &Path,
+    mut each: impl FnMut(usize, &[f32]) -> Result<(), String>,
+) -> Result<(), IndexError> {
     if graph.len() != n {
         return Err(IndexError::corrupt(
-            &path,
+            path,
             format!("graph has {} nodes, slot table {n}", graph.len()),
         ));
     }
@@ -390,16 +595,63 @@ fn fill_vectors(index: &mut VectorIndex, graph: &Graph, path: PathBuf) -> Result
         }
         if slot >= n || seen[slot] {
             problem = Some(format!("graph node id {slot} out of range or repeated"));
-        } else if v.len() != dim {
-            problem = Some(format!("graph vector of dimension {}", v.len()));
         } else {
             seen[slot] = true;
-            index.vectors[slot * dim..(slot + 1) * dim].copy_from_slice(v);
+            problem = each(slot, v).err();
         }
     });
     match problem {
-        Some(reason) => Err(IndexError::corrupt(&path, reason)),
+        Some(reason) => Err(IndexError::corrupt(path, reason)),
         None if seen.iter().all(|&s| s) => Ok(()),
-        None => Err(IndexError::corrupt(&path, "graph is missing nodes")),
+        None => Err(IndexError::corrupt(path, "graph is missing nodes")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn saved(dir: &Path) -> VectorIndex {
+        let items = (0..300u64)
+            .map(|i| {
+                let v: Vec<f32> = (0..8)
+                    .map(|d| ((i * 31 + d * 7) % 17) as f32 + 1.0)
+                    .collect();
+                (i, v)
+            })
+            .collect();
+        let index = VectorIndex::build(8, IndexParams::default(), items).unwrap();
+        index.save(dir).unwrap();
+        index
+    }
+
+    #[test]
+    fn deferred_dump_is_verified_before_hnsw_rs_parses_it() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("g");
+        saved(&dir);
+        let loaded = load(&dir, IndexParams::default()).unwrap();
+        assert!(loaded.graph.get().is_none(), "load parsed the hnsw_rs dump");
+        let source = loaded.graph_source.as_ref().unwrap();
+        let n = loaded.ids.len();
+        assert!(source.load(8, &loaded.vectors, n).is_ok());
+        for name in ["graph.hnsw.graph", "graph.hnsw.data"] {
+            let path = dir.join(name);
+            let original = fs::read(&path).unwrap();
+            let mut bytes = original.clone();
+            bytes[original.len() / 2] ^= 1;
+            fs::write(&path, &bytes).unwrap();
+            let err = source.load(8, &loaded.vectors, n).err().unwrap();
+            assert!(matches!(err, IndexError::Corrupt { .. }), "{err:?}");
+            fs::remove_file(&path).unwrap();
+            let err = source.load(8, &loaded.vectors, n).err().unwrap();
+            assert!(matches!(err, IndexError::Corrupt { .. }), "{err:?}");
+            fs::write(&path, &original).unwrap();
+        }
+        // A dump that verifies but disagrees with the vector table is refused too.
+        let mut other = loaded.vectors.iter().copied().collect::<Vec<f32>>();
+        other[5] += 1.0;
+        let err = source.load(8, &other, n).err().unwrap();
+        assert!(matches!(err, IndexError::Corrupt { .. }), "{err:?}");
     }
 }

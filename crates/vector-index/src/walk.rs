@@ -81,6 +81,108 @@ impl FlatGraph {
         }
     }
 
+    /// The links in the little-endian layout [`decode`](Self::decode) reads:
+    ///
+    /// ```text
+    /// u32 entry slot, u32 entry level      (u32::MAX twice when there is no node)
+    /// u64 L, u64 U                          layer-0 link count, nodes above layer 0
+    /// (slots + 1) x u32                     layer-0 offsets
+    /// L x u32                               layer-0 links
+    /// U x { u32 slot, u32 level, level x { u32 len, len x u32 } }   by ascending slot
+    /// ```
+    pub(crate) fn encode(&self) -> Vec<u8> {
+        let mut upper: Vec<(&u32, &Vec<Vec<u32>>)> = self.upper.iter().collect();
+        upper.sort_unstable_by_key(|(slot, _)| **slot);
+        let upper_words: usize = upper
+            .iter()
+            .map(|(_, layers)| 2 + layers.iter().map(|l| 1 + l.len()).sum::<usize>())
+            .sum();
+        let words = 2 + 4 + self.offsets0.len() + self.links0.len() + upper_words;
+        let mut out = Vec::with_capacity(4 * words);
+        let (entry, level) = self
+            .entry
+            .map_or((u32::MAX, u32::MAX), |(s, l)| (s, l as u32));
+        out.extend_from_slice(&entry.to_le_bytes());
+        out.extend_from_slice(&level.to_le_bytes());
+        out.extend_from_slice(&(self.links0.len() as u64).to_le_bytes());
+        out.extend_from_slice(&(upper.len() as u64).to_le_bytes());
+        for x in self.offsets0.iter().chain(&self.links0) {
+            out.extend_from_slice(&x.to_le_bytes());
+        }
+        for (&slot, layers) in upper {
+            out.extend_from_slice(&slot.to_le_bytes());
+            out.extend_from_slice(&(layers.len() as u32).to_le_bytes());
+            for layer in layers {
+                out.extend_from_slice(&(layer.len() as u32).to_le_bytes());
+                for x in layer {
+                    out.extend_from_slice(&x.to_le_bytes());
+                }
+            }
+        }
+        out
+    }
+
+    /// Reads what [`encode`](Self::encode) wrote for `slots` slots, checking every number a
+    /// search indexes with, so a walk over the result cannot go out of bounds.
+    pub(crate) fn decode(bytes: &[u8], slots: usize) -> Result<FlatGraph, String> {
+        let mut r = Words { bytes };
+        let entry_slot = r.u32()?;
+        let entry_level = r.u32()?;
+        let links = usize::try_from(r.u64()?).map_err(|_| "link count too large")?;
+        let upper_nodes = usize::try_from(r.u64()?).map_err(|_| "node count too large")?;
+        let in_range = |s: u32| (s as usize) < slots;
+        let offsets0 = r.array(slots + 1)?;
+        let links0 = r.array(links)?;
+        if offsets0.first() != Some(&0)
+            || offsets0.windows(2).any(|w| w[0] > w[1])
+            || offsets0.last().map(|&o| o as usize) != Some(links)
+        {
+            return Err("bad layer-0 offsets".into());
+        }
+        if !links0.iter().all(|&s| in_range(s)) {
+            return Err("layer-0 link out of range".into());
+        }
+        if upper_nodes > slots {
+            return Err("more upper-layer nodes than slots".into());
+        }
+        let mut upper = HashMap::with_capacity(upper_nodes);
+        let mut top = 0usize;
+        for _ in 0..upper_nodes {
+            let slot = r.u32()?;
+            let level = r.u32()? as usize;
+            if !in_range(slot) || level == 0 || level > MAX_LEVEL {
+                return Err(format!("bad upper-layer node {slot} at level {level}"));
+            }
+            let mut layers = Vec::with_capacity(level);
+            for _ in 0..level {
+                let len = r.u32()? as usize;
+                let layer = r.array(len)?;
+                if !layer.iter().all(|&s| in_range(s)) {
+                    return Err("upper-layer link out of range".into());
+                }
+                layers.push(layer);
+            }
+            if upper.insert(slot, layers).is_some() {
+                return Err(format!("upper-layer node {slot} repeated"));
+            }
+            top = top.max(level);
+        }
+        if !r.bytes.is_empty() {
+            return Err("trailing bytes after the links".into());
+        }
+        let entry = match (entry_slot, entry_level) {
+            (u32::MAX, u32::MAX) => None,
+            (s, l) if in_range(s) && l as usize == top => Some((s, top)),
+            _ => return Err("bad entry point".into()),
+        };
+        Ok(FlatGraph {
+            offsets0,
+            links0,
+            upper,
+            entry,
+        })
+    }
+
     fn layer0(&self, slot: u32) -> &[u32] {
         let s = slot as usize;
         &self.links0[self.offsets0[s] as usize..self.offsets0[s + 1] as usize]
@@ -129,6 +231,45 @@ impl FlatGraph {
             ef,
             allowed,
         })
+    }
+}
+
+/// hnsw_rs keeps at most 16 layers above layer 0; a decoded level beyond that is damage.
+const MAX_LEVEL: usize = 16;
+
+/// A little-endian reader over the encoded links.
+struct Words<'a> {
+    bytes: &'a [u8],
+}
+
+impl Words<'_> {
+    fn take(&mut self, n: usize) -> Result<&[u8], String> {
+        if self.bytes.len() < n {
+            return Err("links end early".into());
+        }
+        let (head, tail) = self.bytes.split_at(n);
+        self.bytes = tail;
+        Ok(head)
+    }
+
+    fn u32(&mut self) -> Result<u32, String> {
+        let mut b = [0u8; 4];
+        b.copy_from_slice(self.take(4)?);
+        Ok(u32::from_le_bytes(b))
+    }
+
+    fn u64(&mut self) -> Result<u64, String> {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(self.take(8)?);
+        Ok(u64::from_le_bytes(b))
+    }
+
+    fn array(&mut self, n: usize) -> Result<Vec<u32>, String> {
+        let bytes = self.take(n.checked_mul(4).ok_or("array too long")?)?;
+        Ok(bytes
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect())
     }
 }
 
@@ -327,3 +468,43 @@ macro_rules! ord_boilerplate {
 }
 ord_boilerplate!(Best);
 ord_boilerplate!(Worst);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> FlatGraph {
+        let nodes = vec![
+            (0, 0, vec![vec![1, 2]]),
+            (1, 2, vec![vec![0, 3], vec![2], vec![3]]),
+            (2, 1, vec![vec![0], vec![1]]),
+            (3, 2, vec![vec![1], vec![], vec![1]]),
+        ];
+        FlatGraph::new(4, nodes.into_iter())
+    }
+
+    #[test]
+    fn links_round_trip_and_damage_is_refused() {
+        let graph = sample();
+        let bytes = graph.encode();
+        let back = FlatGraph::decode(&bytes, 4).unwrap();
+        assert_eq!(back.encode(), bytes);
+        assert_eq!(back.entry, Some((1, 2)));
+        assert_eq!(back.layer0(1), &[0, 3]);
+        assert_eq!(back.upper(3, 2), &[1]);
+        assert!(FlatGraph::decode(&bytes[..bytes.len() - 1], 4).is_err());
+        assert!(FlatGraph::decode(&[bytes.as_slice(), &[0]].concat(), 4).is_err());
+        assert!(FlatGraph::decode(&bytes, 3).is_err());
+        // The first layer-0 link (after entry, counts and five offsets) pointing past the end.
+        let mut bad = bytes.clone();
+        bad[24 + 5 * 4] = 9;
+        assert!(FlatGraph::decode(&bad, 4).is_err());
+        let empty = FlatGraph::new(0, std::iter::empty());
+        assert!(
+            FlatGraph::decode(&empty.encode(), 0)
+                .unwrap()
+                .entry
+                .is_none()
+        );
+    }
+}

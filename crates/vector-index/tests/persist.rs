@@ -1,4 +1,5 @@
-//! save / load: same results after reload, further updates after reload, corruption detected.
+//! save / load: same results after reload, further updates after reload, corruption detected,
+//! directories of the format before `search.bin` still loading.
 
 mod common;
 
@@ -148,6 +149,48 @@ fn empty_index_round_trips() {
     );
 }
 
+/// Turns a saved directory into what the version before `search.bin` wrote: the same files
+/// without it, and a manifest (with its checksum) that does not list it.
+fn make_old_format(dir: &Path) {
+    fs::remove_file(dir.join("search.bin")).unwrap();
+    let manifest = fs::read_to_string(dir.join("MANIFEST")).unwrap();
+    let body: String = manifest
+        .lines()
+        .filter(|l| !l.starts_with("checksum=") && !l.starts_with("file=search.bin "))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let checksum = blake3::hash(body.as_bytes()).to_hex();
+    fs::write(dir.join("MANIFEST"), format!("{body}checksum={checksum}\n")).unwrap();
+}
+
+fn is_hnsw_dump(path: &Path) -> bool {
+    path.to_str().unwrap().contains(".hnsw.")
+}
+
+/// The hnsw_rs dump of a new-format directory is only read when an insert or `save` needs it:
+/// a damaged one still loads for searching (from `search.bin`, answering exactly like
+/// `original`), and the first update finds the damage and rebuilds the graph from the verified
+/// vectors instead of trusting it.
+fn expect_deferred_recovery(dir: &Path, original: &VectorIndex) {
+    let mut loaded = VectorIndex::load(dir, params()).unwrap();
+    for q in queries(31, 5, original.dim()) {
+        assert_eq!(
+            loaded.search_graph(&q, 5, 16, None).unwrap(),
+            original.search_graph(&q, 5, 16, None).unwrap()
+        );
+    }
+    let extra = random_items(32, 3, original.dim(), 900_000);
+    for (id, v) in &extra {
+        loaded.insert(*id, v).unwrap();
+    }
+    assert_eq!(loaded.search(&extra[0].1, 1, None).unwrap()[0].0, 900_000);
+    let again = dir.with_file_name("after-recovery");
+    loaded.save(&again).unwrap();
+    let reloaded = VectorIndex::load(&again, params()).unwrap();
+    assert_eq!(reloaded.len(), original.len() + extra.len());
+    fs::remove_dir_all(&again).unwrap();
+}
+
 fn expect_corrupt(dir: &Path) {
     match VectorIndex::load(dir, params()) {
         Err(IndexError::Corrupt { .. }) => {}
@@ -167,16 +210,20 @@ fn files(dir: &Path) -> Vec<PathBuf> {
 
 #[test]
 fn any_flipped_byte_is_detected() {
-    let (_tmp, dir, _) = saved(500, 8);
+    let (_tmp, dir, index) = saved(500, 8);
     let names = files(&dir);
-    assert_eq!(names.len(), 4, "{names:?}");
+    assert_eq!(names.len(), 5, "{names:?}");
     for path in names {
         let original = fs::read(&path).unwrap();
         for at in [0, original.len() / 2, original.len() - 1] {
             let mut bytes = original.clone();
             bytes[at] ^= 0x40;
             fs::write(&path, &bytes).unwrap();
-            expect_corrupt(&dir);
+            if is_hnsw_dump(&path) {
+                expect_deferred_recovery(&dir, &index);
+            } else {
+                expect_corrupt(&dir);
+            }
         }
         fs::write(&path, &original).unwrap();
         VectorIndex::load(&dir, params()).unwrap();
@@ -185,15 +232,22 @@ fn any_flipped_byte_is_detected() {
 
 #[test]
 fn truncated_or_missing_files_are_detected() {
-    let (_tmp, dir, _) = saved(500, 8);
+    let (_tmp, dir, index) = saved(500, 8);
     for path in files(&dir) {
+        let check = |dir: &Path| {
+            if is_hnsw_dump(&path) {
+                expect_deferred_recovery(dir, &index);
+            } else {
+                expect_corrupt(dir);
+            }
+        };
         let original = fs::read(&path).unwrap();
         fs::write(&path, &original[..original.len() / 3]).unwrap();
-        expect_corrupt(&dir);
+        check(&dir);
         fs::write(&path, []).unwrap();
-        expect_corrupt(&dir);
+        check(&dir);
         fs::remove_file(&path).unwrap();
-        expect_corrupt(&dir);
+        check(&dir);
         fs::write(&path, &original).unwrap();
     }
     VectorIndex::load(&dir, params()).unwrap();
@@ -218,4 +272,83 @@ fn compaction_shrinks_what_is_saved() {
     assert!(after * 3 < before, "before {before} after {after}");
     let loaded = VectorIndex::load(&tmp.path().join("after"), params()).unwrap();
     assert_eq!((loaded.len(), loaded.tombstones()), (500, 0));
+}
+
+#[test]
+fn old_format_directories_load_and_are_fully_checked() {
+    let dim = 16;
+    let (_tmp, dir, index) = saved(2500, dim);
+    make_old_format(&dir);
+    assert_eq!(files(&dir).len(), 4);
+    let mut loaded = VectorIndex::load(&dir, params()).unwrap();
+    assert_eq!(
+        (loaded.len(), loaded.tombstones()),
+        (index.len(), index.tombstones())
+    );
+    for q in queries(33, 20, dim) {
+        assert_eq!(
+            loaded.search(&q, 10, None).unwrap(),
+            index.search(&q, 10, None).unwrap()
+        );
+    }
+    // It updates and saves in the new format, which loads without the hnsw_rs dump.
+    let extra = random_items(34, 20, dim, 800_000);
+    for (id, v) in &extra {
+        loaded.insert(*id, v).unwrap();
+    }
+    let dir2 = dir.with_file_name("new-format");
+    loaded.save(&dir2).unwrap();
+    assert_eq!(files(&dir2).len(), 5);
+    let again = VectorIndex::load(&dir2, params()).unwrap();
+    for q in queries(35, 20, dim) {
+        assert_eq!(
+            again.search(&q, 10, None).unwrap(),
+            loaded.search(&q, 10, None).unwrap()
+        );
+    }
+    // Without `search.bin` the hnsw_rs dump is what searches use: it is verified at load.
+    for path in files(&dir) {
+        let original = fs::read(&path).unwrap();
+        let mut bytes = original.clone();
+        bytes[original.len() / 2] ^= 0x40;
+        fs::write(&path, &bytes).unwrap();
+        expect_corrupt(&dir);
+        fs::write(&path, &original[..original.len() / 3]).unwrap();
+        expect_corrupt(&dir);
+        fs::write(&path, &original).unwrap();
+    }
+    VectorIndex::load(&dir, params()).unwrap();
+}
+
+#[test]
+fn loaded_index_saves_after_deletes_only() {
+    // No insert loads the hnsw_rs graph first: `save` does, from the directory it came from.
+    let dim = 16;
+    let (_tmp, dir, mut index) = saved(2500, dim);
+    let mut loaded = VectorIndex::load(&dir, params()).unwrap();
+    for id in (500..1000).step_by(3) {
+        assert_eq!(loaded.delete(id), index.delete(id));
+    }
+    let dir2 = dir.with_file_name("deletes-only");
+    loaded.save(&dir2).unwrap();
+    let again = VectorIndex::load(&dir2, params()).unwrap();
+    assert_eq!(
+        (again.len(), again.tombstones()),
+        (index.len(), index.tombstones())
+    );
+    for q in queries(36, 20, dim) {
+        assert_eq!(
+            again.search(&q, 10, None).unwrap(),
+            index.search(&q, 10, None).unwrap()
+        );
+    }
+    // The dump written by that `save` is a complete graph in its own right.
+    make_old_format(&dir2);
+    let old = VectorIndex::load(&dir2, params()).unwrap();
+    for q in queries(37, 20, dim) {
+        assert_eq!(
+            old.search(&q, 10, None).unwrap(),
+            index.search(&q, 10, None).unwrap()
+        );
+    }
 }

@@ -39,7 +39,12 @@ fn workload() {
     let mut loaded = VectorIndex::load(&dir, params.clone()).unwrap();
     loaded.insert(7_000_000, &q).unwrap();
     loaded.compact().unwrap();
+    // The hnsw_rs dump is read on first need: without it the index still loads for searching,
+    // and the first insert rebuilds the graph from the saved vectors.
     std::fs::remove_file(dir.join("graph.hnsw.data")).unwrap();
+    let mut lazy = VectorIndex::load(&dir, params.clone()).unwrap();
+    lazy.insert(8_000_000, &q).unwrap();
+    std::fs::remove_file(dir.join("search.bin")).unwrap();
     assert!(VectorIndex::load(&dir, params.clone()).is_err());
     assert!(VectorIndex::load(&tmp.path().join("missing"), params).is_err());
 }
