@@ -235,27 +235,37 @@ impl Embedder {
         self.tokenizers().map(|_| ())
     }
 
-    fn tokenizers(&self) -> Result<&Tokenizers, EmbedError> {
-        if let Some(t) = self.tokenizers.get() {
-            return Ok(t);
+    /// The value in `cell`, loading it first if needed. Loads run one at a time (under
+    /// `init`); a failed load leaves the cell empty for the next call to retry.
+    fn get_or_load<'a, T>(
+        &self,
+        cell: &'a OnceLock<T>,
+        load: impl FnOnce() -> Result<T, EmbedError>,
+    ) -> Result<&'a T, EmbedError> {
+        if let Some(value) = cell.get() {
+            return Ok(value);
         }
         let _init = self.init.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(t) = self.tokenizers.get() {
-            return Ok(t);
+        if let Some(value) = cell.get() {
+            return Ok(value);
         }
-        let loaded = load_tokenizers(&self.spec)?;
-        log::info!("loaded tokenizer {}", self.spec.tokenizer.display());
-        Ok(self.tokenizers.get_or_init(|| loaded))
+        let loaded = load()?;
+        Ok(cell.get_or_init(|| loaded))
+    }
+
+    fn tokenizers(&self) -> Result<&Tokenizers, EmbedError> {
+        self.get_or_load(&self.tokenizers, || {
+            let loaded = load_tokenizers(&self.spec)?;
+            log::info!("loaded tokenizer {}", self.spec.tokenizer.display());
+            Ok(loaded)
+        })
     }
 
     fn model(&self) -> Result<&Bert, EmbedError> {
-        if let Some(m) = self.model.get() {
-            return Ok(m);
-        }
-        let _init = self.init.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(m) = self.model.get() {
-            return Ok(m);
-        }
+        self.get_or_load(&self.model, || self.load_model())
+    }
+
+    fn load_model(&self) -> Result<Bert, EmbedError> {
         let path = &self.spec.weights;
         let weights = config::read_file(path).map_err(|err| match err {
             EmbedError::MissingFile { path } => EmbedError::Weights {
@@ -292,7 +302,7 @@ impl Embedder {
             });
         }
         log::info!("loaded weights {}", path.display());
-        Ok(self.model.get_or_init(|| model))
+        Ok(model)
     }
 
     /// Embeds documents (the passage path: `passage_prefix` is prepended). Vectors come back
