@@ -37,6 +37,10 @@ fn sigkill_at_random_moments_never_leaves_an_index_the_next_sync_cannot_repair()
     let trials = env_number("RAG_KILL_TRIALS", 10);
     let mut rng = fastrand::Rng::with_seed(env_number("RAG_KILL_SEED", 7));
     let mut interrupted = 0;
+    // Kill delays are drawn up to a bit past how long the last sync that finished took:
+    // incremental syncs take well under a second, so a fixed range would mostly kill finished
+    // processes.
+    let mut delay_cap_ms: u64 = 3_000;
 
     for trial in 0..trials {
         // Change the folder between trials so kills also land in incremental syncs.
@@ -64,9 +68,20 @@ fn sigkill_at_random_moments_never_leaves_an_index_the_next_sync_cannot_repair()
             .stderr(std::process::Stdio::null())
             .spawn()
             .unwrap();
-        std::thread::sleep(Duration::from_millis(rng.u64(10..3_000)));
-        if child.try_wait().unwrap().is_none() {
-            interrupted += 1;
+        let delay = Duration::from_millis(rng.u64(5..delay_cap_ms));
+        let spawned = std::time::Instant::now();
+        loop {
+            if child.try_wait().unwrap().is_some() {
+                // Finished before its kill: aim the next kills within such a sync's duration.
+                let took = spawned.elapsed().as_millis() as u64;
+                delay_cap_ms = (took * 3 / 2).clamp(50, 3_000);
+                break;
+            }
+            if spawned.elapsed() >= delay {
+                interrupted += 1;
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(2));
         }
         child.kill().ok(); // SIGKILL
         child.wait().unwrap();
