@@ -40,6 +40,7 @@
 //!
 //! None: the crate depends on no tokenizer; callers pass a [`TokenCounter`].
 
+mod blob;
 mod blocks;
 mod count;
 mod frontmatter;
@@ -56,7 +57,7 @@ use serde_json::{Map, Value};
 use crate::count::{Counting, Tokens};
 
 /// Bumped whenever the chunker's output for the same input and config may change.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 
 /// Counts tokens as the embedding model sees them, INCLUDING the model's special tokens
 /// ([CLS]/[SEP]).
@@ -173,8 +174,9 @@ pub struct Chunk {
     /// Position in the file.
     pub ordinal: usize,
     /// Into the original source (front matter and BOM included): `source[byte_range]` is the
-    /// body, verbatim except that table delimiter rows are embedded compacted (`|:---|---|`)
-    /// and split blocks repeat their table header, code fence or list intro.
+    /// body, verbatim except that table delimiter rows are embedded compacted (`|:---|---|`),
+    /// split blocks repeat their table header, code fence or list intro, and blobs (data URIs,
+    /// base64 blocks, minified lines) are embedded as a short placeholder.
     pub byte_range: Range<usize>,
     /// Exactly what gets embedded: breadcrumb, blank line, body.
     pub text: String,
@@ -241,6 +243,27 @@ impl Chunker {
     /// Chunks one document. `path` is relative to the indexed folder with '/' separators; a
     /// `.txt` extension selects plain-text rules, anything else Markdown.
     pub fn chunk(&self, path: &str, source: &str) -> Result<Document, ChunkError> {
+        let blobs = blob::find(source, body_start(path, source));
+        let sanitized = blob::Sanitized::new(source, &blobs);
+        let mut doc = self.chunk_sanitized(path, &sanitized.text)?;
+        for chunk in &mut doc.chunks {
+            chunk.byte_range = sanitized.to_source(chunk.byte_range.clone());
+        }
+        let mut line = 1;
+        let mut counted = 0;
+        for b in &blobs {
+            line += bytecount_newlines(&source[counted..b.range.start]);
+            counted = b.range.start;
+            doc.warnings.push(format!(
+                "line {line}: a {} of {} bytes is left out of the embedded text",
+                b.what,
+                b.range.len()
+            ));
+        }
+        Ok(doc)
+    }
+
+    fn chunk_sanitized(&self, path: &str, source: &str) -> Result<Document, ChunkError> {
         let mut slack = 0;
         loop {
             let doc = self.chunk_with_slack(path, source, slack);
@@ -270,21 +293,20 @@ impl Chunker {
         } else {
             0
         };
-        let is_txt = path.rsplit('/').next().is_some_and(|f| {
-            f.len() > 4
-                && f.get(f.len() - 4..)
-                    .is_some_and(|e| e.eq_ignore_ascii_case(".txt"))
-        });
+        let is_txt = is_plain_text(path);
         let (body_start, metadata) = if is_txt {
             (bom, Map::new())
         } else {
             match frontmatter::parse(source, bom) {
                 Ok(Some(fm)) => (fm.body_start, fm.metadata),
                 Ok(None) => (bom, Map::new()),
-                Err(msg) => {
-                    log::warn!("{path}: {msg}; keeping it as text");
+                Err(frontmatter::Unusable::Malformed(msg)) => {
                     warnings.push(format!("{msg}; kept as text"));
                     (bom, Map::new())
+                }
+                Err(frontmatter::Unusable::Refused { reason, body_start }) => {
+                    warnings.push(format!("{reason}; left out, the rest is indexed"));
+                    (body_start, Map::new())
                 }
             }
         };
@@ -387,6 +409,37 @@ impl Chunker {
             warnings,
         }
     }
+}
+
+/// Whether `path` gets plain-text rules (no front matter, numbered headings).
+fn is_plain_text(path: &str) -> bool {
+    path.rsplit('/').next().is_some_and(|f| {
+        f.len() > 4
+            && f.get(f.len() - 4..)
+                .is_some_and(|e| e.eq_ignore_ascii_case(".txt"))
+    })
+}
+
+/// Where the body starts: after a BOM and any well-formed front matter (blobs are looked for
+/// only in the body; front matter is bounded separately).
+fn body_start(path: &str, source: &str) -> usize {
+    let bom = if source.starts_with('\u{FEFF}') {
+        '\u{FEFF}'.len_utf8()
+    } else {
+        0
+    };
+    if is_plain_text(path) {
+        return bom;
+    }
+    match frontmatter::parse(source, bom) {
+        Ok(Some(fm)) => fm.body_start,
+        Err(frontmatter::Unusable::Refused { body_start, .. }) => body_start,
+        _ => bom,
+    }
+}
+
+fn bytecount_newlines(s: &str) -> usize {
+    s.bytes().filter(|&b| b == b'\n').count()
 }
 
 /// File name without extension, the title of last resort.
