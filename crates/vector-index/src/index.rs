@@ -378,6 +378,18 @@ impl VectorIndex {
         crate::persist::save(self, dir)
     }
 
+    /// Checks, without loading, that `dir` holds a complete save whose search files match
+    /// their manifest (sizes and BLAKE3 hashes): what [`load`](Self::load) needs to succeed.
+    pub fn check_saved(dir: &Path) -> Result<(), IndexError> {
+        crate::persist::check_saved(dir)
+    }
+
+    /// Removes a directory written by [`save`](Self::save) (also an interrupted one), file by
+    /// file; a directory holding anything else is left untouched and `Ok(false)` returned.
+    pub fn remove_saved(dir: &Path) -> Result<bool, IndexError> {
+        crate::persist::remove_saved(dir)
+    }
+
     /// Loads what [`save`](Self::save) wrote, verifying the files it reads against the
     /// manifest's sizes and BLAKE3 hashes first; a missing, truncated or corrupt file set is an
     /// error (rebuild from the stored vectors then). `params` supplies the search settings; the

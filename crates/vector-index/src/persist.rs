@@ -186,6 +186,59 @@ pub(crate) fn save(index: &VectorIndex, dir: &Path) -> Result<(), IndexError> {
     Ok(())
 }
 
+/// Whether `name` is a file [`save`] writes (hnsw_rs may pick another dump basename).
+fn is_saved_file_name(name: &str) -> bool {
+    matches!(name, MANIFEST | MANIFEST_TMP | SLOTS | SEARCH)
+        || name.ends_with(".hnsw.graph")
+        || name.ends_with(".hnsw.data")
+}
+
+/// Checks the files a search load reads (manifest, slot table, search structures) against the
+/// manifest's sizes and hashes, without keeping them in memory.
+pub(crate) fn check_saved(dir: &Path) -> Result<(), IndexError> {
+    let manifest = read_manifest(dir)?;
+    let mut checked = 0;
+    for entry in &manifest.files {
+        if entry.0 == SLOTS || entry.0 == SEARCH {
+            verify_file(dir, entry)?;
+            checked += 1;
+        }
+    }
+    if checked < 2 && manifest.graph.is_some() {
+        // An old-format directory: everything it lists is needed to load it.
+        for entry in &manifest.files {
+            verify_file(dir, entry)?;
+        }
+    }
+    Ok(())
+}
+
+/// Removes a directory [`save`] wrote (complete or interrupted), file by file, and only when it
+/// holds nothing but such files: anything else in it (or a link) means it is not ours, and it
+/// is left alone. Returns whether it was removed.
+pub(crate) fn remove_saved(dir: &Path) -> Result<bool, IndexError> {
+    let meta = fs::symlink_metadata(dir).map_err(|e| IndexError::io(dir, e))?;
+    if !meta.is_dir() {
+        return Ok(false);
+    }
+    let mut files = Vec::new();
+    for entry in fs::read_dir(dir).map_err(|e| IndexError::io(dir, e))? {
+        let entry = entry.map_err(|e| IndexError::io(dir, e))?;
+        let kind = entry.file_type().map_err(|e| IndexError::io(dir, e))?;
+        let name = entry.file_name();
+        match name.to_str() {
+            Some(n) if kind.is_file() && is_saved_file_name(n) => files.push(entry.path()),
+            _ => return Ok(false),
+        }
+    }
+    for file in files {
+        fs::remove_file(&file).map_err(|e| IndexError::io(&file, e))?;
+    }
+    // Fails, leaving it, if something appeared meanwhile.
+    fs::remove_dir(dir).map_err(|e| IndexError::io(dir, e))?;
+    Ok(true)
+}
+
 fn encode_slots(index: &VectorIndex) -> Vec<u8> {
     let n = index.ids.len();
     let mut out = Vec::with_capacity(24 + n * 9);
