@@ -52,9 +52,45 @@ pub enum Error {
         /// The I/O error.
         source: std::io::Error,
     },
+    /// The store file is damaged. Nothing was written; the folder's files are untouched.
+    #[error(
+        "index file {path} is damaged ({reason}). `rag-index verify` reports what is wrong; \
+         `rag-index sync DIR --reindex` moves the damaged file aside and rebuilds the index from \
+         the folder"
+    )]
+    Damaged {
+        /// The store file.
+        path: PathBuf,
+        /// What was found.
+        reason: String,
+    },
+    /// The index directory holds files that are not an index's, and no index.
+    #[error(
+        "{path} is not an index directory: it holds other files (such as {example:?}) and no \
+         index. rag-index only writes into a new or empty folder or an existing index; choose \
+         another --index"
+    )]
+    ForeignDirectory {
+        /// The directory.
+        path: PathBuf,
+        /// One entry that is not rag-index's.
+        example: String,
+    },
+    /// The index directory lies inside the synced folder, where the walk would skip files.
+    #[error(
+        "the index {index} is inside the folder being synced ({root}): files under it would \
+         never be indexed. Put the index outside the folder, or in a hidden folder such as \
+         {root}/.rag-index (the default)"
+    )]
+    IndexInsideFolder {
+        /// The index directory.
+        index: PathBuf,
+        /// The synced folder.
+        root: PathBuf,
+    },
     /// The store failed.
     #[error(transparent)]
-    Store(#[from] rag_store::StoreError),
+    Store(rag_store::StoreError),
     /// The embedder failed.
     #[error(transparent)]
     Embed(#[from] rag_embed::EmbedError),
@@ -70,6 +106,15 @@ pub enum Error {
         /// The index directory.
         path: PathBuf,
     },
+}
+
+impl From<rag_store::StoreError> for Error {
+    fn from(e: rag_store::StoreError) -> Self {
+        match e {
+            rag_store::StoreError::Damaged { path, reason } => Error::Damaged { path, reason },
+            other => Error::Store(other),
+        }
+    }
 }
 
 /// Result alias for this crate.

@@ -75,12 +75,26 @@ pub fn collapse_whitespace(text: &str) -> String {
 }
 
 /// Parses a JSON-lines question set; blank lines are skipped.
+/// A question whose evidence is empty (or only whitespace) would count as answered by any chunk,
+/// so it is rejected as bad input.
 pub fn parse_questions(jsonl: &str) -> Result<Vec<Question>, String> {
     jsonl
         .lines()
         .enumerate()
         .filter(|(_, line)| !line.trim().is_empty())
-        .map(|(n, line)| serde_json::from_str(line).map_err(|e| format!("line {}: {e}", n + 1)))
+        .map(|(n, line)| {
+            let q: Question =
+                serde_json::from_str(line).map_err(|e| format!("line {}: {e}", n + 1))?;
+            if q.evidence.is_empty() || q.evidence.iter().any(|e| e.trim().is_empty()) {
+                return Err(format!(
+                    "line {}: question {:?} has no evidence (or an empty evidence string): \
+                     it would count as answered by any chunk",
+                    n + 1,
+                    q.id
+                ));
+            }
+            Ok(q)
+        })
         .collect()
 }
 

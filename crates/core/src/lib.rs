@@ -24,11 +24,15 @@
 //! println!("{} chunks embedded", report.chunks.embedded);
 //! for hit in index.search("how do I renew certificates?", 5, false).unwrap() {
 //!     println!("{:.3} {} {:?}", hit.score, hit.chunk.path, hit.chunk.heading_path);
+//!     println!("{}", hit.chunk.body());
 //! }
 //! ```
 
+mod chunk;
+mod commit;
 mod error;
 pub mod eval;
+mod index_dir;
 mod sync;
 mod verify;
 pub mod walk;
@@ -36,10 +40,12 @@ pub mod walk;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
+pub use chunk::{Hit, IndexedChunk};
 pub use error::{Error, Result};
+pub use index_dir::move_damaged_store_aside;
 pub use rag_chunker::{Chunk, Chunker, ChunkerConfig, Document, TokenCounter};
 pub use rag_embed::{Embedder, EmbedderConfig, ModelFingerprint, resolve_model_dir};
-pub use rag_store::{ChunkRecord, Counts};
+pub use rag_store::Counts;
 pub use rag_vector_index::IndexParams;
 pub use sync::{ChunkCounts, FileCounts, FileError, SyncOptions, SyncProgress, SyncReport};
 pub use verify::VerifyReport;
@@ -101,19 +107,6 @@ pub fn chunker_for(embedder: &Arc<Embedder>, config: ChunkerConfig) -> Result<Ch
         Arc::new(ModelTokens(embedder.clone())),
         effective_chunker_config(embedder, config),
     )?)
-}
-
-/// A search result.
-#[derive(Debug, Clone)]
-pub struct Hit {
-    /// 1-based rank.
-    pub rank: usize,
-    /// Cosine similarity to the query.
-    pub score: f32,
-    /// The chunk's ID.
-    pub chunk_id: String,
-    /// The chunk, as stored.
-    pub chunk: ChunkRecord,
 }
 
 /// Index-wide statistics.
@@ -178,14 +171,17 @@ fn map_store_error(dir: &Path, e: StoreError) -> Error {
         StoreError::NotFound { .. } => Error::NoIndex {
             path: dir.to_owned(),
         },
-        other => Error::Store(other),
+        other => Error::from(other),
     }
 }
 
 impl RagIndex {
     /// Opens (creating if needed) the index directory for syncing and searching. Fails with
-    /// [`Error::Busy`] while another process writes to it.
+    /// [`Error::Busy`] while another process writes to it, [`Error::ForeignDirectory`] when the
+    /// directory holds other files and no index, and [`Error::Damaged`] when the store file is
+    /// damaged (see [`move_damaged_store_aside`]).
     pub fn open(dir: &Path, embedder: Arc<Embedder>, config: IndexConfig) -> Result<RagIndex> {
+        index_dir::check_usable(dir)?;
         std::fs::create_dir_all(dir).map_err(|source| Error::Io {
             action: "cannot create index directory",
             path: dir.to_owned(),
@@ -307,7 +303,7 @@ impl RagIndex {
     /// Builds a vector index over `chunks`, fetching each vector through `embedding`.
     fn build_vectors(
         &self,
-        chunks: &[(String, ChunkRecord)],
+        chunks: &[(String, rag_store::ChunkRecord)],
         embedding: impl Fn(&str) -> rag_store::Result<Option<Vec<f32>>>,
     ) -> Result<VectorIndex> {
         let mut items = Vec::with_capacity(chunks.len());
@@ -351,18 +347,20 @@ impl RagIndex {
             hits.push(Hit {
                 rank: hits.len() + 1,
                 score,
-                chunk_id,
-                chunk,
+                chunk: IndexedChunk::from_record(chunk_id, chunk),
             });
         }
         Ok(hits)
     }
 
     /// Every live chunk, ordered by path and position.
-    pub fn dump(&self) -> Result<Vec<(String, ChunkRecord)>> {
+    pub fn dump(&self) -> Result<Vec<IndexedChunk>> {
         let mut chunks = self.store.read()?.chunks()?;
         chunks.sort_by(|a, b| (&a.1.path, a.1.ordinal, &a.0).cmp(&(&b.1.path, b.1.ordinal, &b.0)));
-        Ok(chunks)
+        Ok(chunks
+            .into_iter()
+            .map(|(id, record)| IndexedChunk::from_record(id, record))
+            .collect())
     }
 
     /// The stored vector of a chunk text hash.

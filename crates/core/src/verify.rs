@@ -2,6 +2,7 @@
 //! derived.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::AtomicBool;
 
 use serde::Serialize;
 
@@ -48,7 +49,14 @@ impl RagIndex {
             });
         }
         let _guard = repair.then(|| self.sync_guard.lock().expect("sync guard"));
-        self.verify_unlocked(repair)
+        match self.verify_unlocked(repair) {
+            // A damaged store is a finding, not a failure to verify.
+            Err(e @ Error::Damaged { .. }) => Ok(VerifyReport {
+                problems: vec![e.to_string()],
+                ..VerifyReport::default()
+            }),
+            other => other,
+        }
     }
 
     fn verify_unlocked(&self, repair: bool) -> Result<VerifyReport> {
@@ -166,7 +174,17 @@ impl RagIndex {
             ));
         }
 
-        let graph_problem = self.check_graph(&meta, &snapshot, &chunks);
+        // Reads every stored vector, so damaged pages anywhere in the table are found.
+        match snapshot.check_embeddings(meta.dim) {
+            Ok(wrong) if wrong.is_empty() => {}
+            Ok(wrong) => report.problems.push(format!(
+                "{} stored vectors do not have {} dimensions",
+                wrong.len(),
+                meta.dim
+            )),
+            Err(e) => report.problems.push(e.to_string()),
+        }
+        let graph_problem = self.check_graph(&meta, &chunks);
         if let Some(problem) = &graph_problem {
             report.problems.push(problem.clone());
         }
@@ -184,7 +202,6 @@ impl RagIndex {
     fn check_graph(
         &self,
         meta: &rag_store::IndexMeta,
-        _snapshot: &rag_store::Snapshot,
         chunks: &HashMap<String, rag_store::ChunkRecord>,
     ) -> Option<String> {
         let Some(pointer) = &meta.graph else {
@@ -244,7 +261,7 @@ impl RagIndex {
         let live = write.chunks()?;
         let vectors = self.build_vectors(&live, |key| write.embedding(key))?;
         let rebuilt = live.len();
-        self.commit_with_graph(write, meta, vectors)?;
+        self.commit_with_graph(write, meta, vectors, &AtomicBool::new(false))?;
         report
             .repaired
             .push(format!("graph rebuilt from {rebuilt} stored vectors"));

@@ -1,5 +1,6 @@
 //! Finding the documents of a folder: `.gitignore`, `.ignore` and `.ragignore` respected, hidden
-//! entries and the index itself skipped.
+//! entries and the index itself skipped, symbolic links followed only while they stay inside the
+//! folder (as ripgrep, unless asked to follow every link).
 
 use std::path::{Path, PathBuf};
 
@@ -25,6 +26,16 @@ pub struct WalkProblem {
     pub rel: String,
     /// What went wrong.
     pub error: String,
+    /// Files at or under this relative path (`""`: the whole folder) may exist but could not
+    /// be listed: they are not gone, and their indexed chunks must be kept.
+    pub unlisted: Option<String>,
+}
+
+/// How to walk.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct WalkOptions {
+    /// Follow symbolic links that lead out of the folder too.
+    pub follow_links: bool,
 }
 
 /// Whether `path` has an indexed extension.
@@ -44,6 +55,11 @@ pub fn relative_key(root: &Path, path: &Path) -> Option<String> {
     Some(parts.join("/"))
 }
 
+/// Whether `path` is (or links to) a regular file; unreadable or unknown paths count as not.
+fn is_plain_file(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| m.is_file())
+}
+
 fn error_path(err: &ignore::Error) -> Option<&Path> {
     match err {
         ignore::Error::WithPath { path, .. } => Some(path),
@@ -55,10 +71,22 @@ fn error_path(err: &ignore::Error) -> Option<&Path> {
     }
 }
 
-/// Lists the documents under `root`, sorted by relative path, skipping `exclude` (the index
-/// directory) and everything below it.
+/// Lists the documents under `root` with [`WalkOptions::default`]. See [`walk_with`].
 pub fn walk(root: &Path, exclude: Option<&Path>) -> (Vec<FoundFile>, Vec<WalkProblem>) {
+    walk_with(root, exclude, WalkOptions::default())
+}
+
+/// Lists the documents under `root`, sorted by relative path, skipping `exclude` (the index
+/// directory) and everything below it. A link is followed only when its target is inside
+/// `root`, unless `options.follow_links`; a link out of the folder is skipped (logged), so a
+/// shared folder cannot leak the rest of the disk into the index.
+pub fn walk_with(
+    root: &Path,
+    exclude: Option<&Path>,
+    options: WalkOptions,
+) -> (Vec<FoundFile>, Vec<WalkProblem>) {
     let exclude = exclude.and_then(|p| p.canonicalize().ok());
+    let canonical_root = root.canonicalize().unwrap_or_else(|_| root.to_owned());
     let mut builder = ignore::WalkBuilder::new(root);
     builder
         .hidden(true)
@@ -72,13 +100,28 @@ pub fn walk(root: &Path, exclude: Option<&Path>) -> (Vec<FoundFile>, Vec<WalkPro
         .follow_links(true)
         .add_custom_ignore_filename(RAGIGNORE)
         .sort_by_file_path(|a, b| a.cmp(b));
-    if let Some(exclude) = exclude {
-        builder.filter_entry(move |entry| {
-            // Cheap check first: only directories can contain the index.
-            !(entry.file_type().is_some_and(|t| t.is_dir())
-                && entry.path().canonicalize().is_ok_and(|p| p == exclude))
-        });
-    }
+    let follow_all = options.follow_links;
+    builder.filter_entry(move |entry| {
+        if entry.path_is_symlink() && !follow_all {
+            match entry.path().canonicalize() {
+                Ok(target) if target.starts_with(&canonical_root) => {}
+                Ok(target) => {
+                    log::info!(
+                        "{}: links out of the folder (to {}); skipped (--follow follows it)",
+                        entry.path().display(),
+                        target.display()
+                    );
+                    return false;
+                }
+                // A dangling link: the walker reports it.
+                Err(_) => {}
+            }
+        }
+        // Cheap check first: only directories can contain the index.
+        !(exclude.is_some()
+            && entry.file_type().is_some_and(|t| t.is_dir())
+            && entry.path().canonicalize().ok() == exclude)
+    });
     let mut files = Vec::new();
     let mut problems = Vec::new();
     for entry in builder.build() {
@@ -96,18 +139,26 @@ pub fn walk(root: &Path, exclude: Option<&Path>) -> (Vec<FoundFile>, Vec<WalkPro
                     None => problems.push(WalkProblem {
                         rel: path.to_string_lossy().into_owned(),
                         error: "path is not valid UTF-8; skipped".into(),
+                        unlisted: None,
                     }),
                 }
             }
             Err(err) => {
-                let rel = error_path(&err)
-                    .map(|p| {
-                        relative_key(root, p).unwrap_or_else(|| p.to_string_lossy().into_owned())
-                    })
-                    .unwrap_or_else(|| root.display().to_string());
+                let path = error_path(&err);
+                let rel = path.and_then(|p| relative_key(root, p));
+                // What might exist but was not listed: the subtree of a directory that could
+                // not be read, or everything when the error names no path.
+                let unlisted = match (path, &rel) {
+                    (Some(p), Some(rel)) if !is_plain_file(p) => Some(rel.clone()),
+                    (Some(_), Some(_)) => None,
+                    _ => Some(String::new()),
+                };
                 problems.push(WalkProblem {
-                    rel,
+                    rel: rel.unwrap_or_else(|| {
+                        path.map_or_else(|| root.display().to_string(), |p| p.display().to_string())
+                    }),
                     error: err.to_string(),
+                    unlisted,
                 });
             }
         }
@@ -144,5 +195,36 @@ mod tests {
         let rels: Vec<_> = files.iter().map(|f| f.rel.as_str()).collect();
         assert_eq!(rels, ["a.md", "b.txt", "sub/d.markdown", "sub/e.MD"]);
         assert!(problems.is_empty(), "{problems:?}");
+    }
+
+    #[test]
+    fn links_out_of_the_folder_are_followed_only_when_asked() {
+        let dir = tempfile::tempdir().unwrap();
+        let (root, outside) = (dir.path().join("root"), dir.path().join("outside"));
+        std::fs::create_dir_all(root.join("sub")).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(root.join("sub/a.md"), "a").unwrap();
+        std::fs::write(outside.join("secret.md"), "s").unwrap();
+        std::os::unix::fs::symlink(outside.join("secret.md"), root.join("passwd.md")).unwrap();
+        std::os::unix::fs::symlink(&outside, root.join("elsewhere")).unwrap();
+        std::os::unix::fs::symlink(root.join("sub"), root.join("inside")).unwrap();
+        let rels = |options| -> Vec<String> {
+            walk_with(&root, None, options)
+                .0
+                .into_iter()
+                .map(|f| f.rel)
+                .collect()
+        };
+        assert_eq!(rels(WalkOptions::default()), ["inside/a.md", "sub/a.md"]);
+        let all = rels(WalkOptions { follow_links: true });
+        assert_eq!(
+            all,
+            [
+                "elsewhere/secret.md",
+                "inside/a.md",
+                "passwd.md",
+                "sub/a.md"
+            ]
+        );
     }
 }

@@ -1,0 +1,95 @@
+//! The library's own chunk and hit types: what callers see, independent of how the store
+//! encodes records.
+
+use std::ops::Range;
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+/// An indexed chunk (or, from [`chunk_file`](crate::RagIndex::chunk_file), one a file would
+/// produce), with its provenance. Serialises to the one chunk shape of the CLI's JSON output.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct IndexedChunk {
+    /// 32 hex chars, stable across edits elsewhere in the file.
+    pub chunk_id: String,
+    /// Source path relative to the indexed folder, `/`-separated.
+    pub path: String,
+    /// Document title.
+    pub title: String,
+    /// Title and headings above the chunk.
+    pub heading_path: Vec<String>,
+    /// Position in the file.
+    pub ordinal: u32,
+    /// Byte range of the body in the source file (serialised as `[start, end]`).
+    #[serde(serialize_with = "range_as_pair")]
+    pub byte_range: Range<u64>,
+    /// Exactly what was embedded: breadcrumb, blank line, body.
+    pub text: String,
+    /// blake3 hex of `text`.
+    pub hash: String,
+    /// Model tokens of `text`, special tokens included.
+    pub tokens: u32,
+    /// Front-matter fields and tags, and `table_keys` for table chunks.
+    pub metadata: Map<String, Value>,
+}
+
+impl IndexedChunk {
+    /// The text without its breadcrumb line.
+    pub fn body(&self) -> &str {
+        match self.heading_path.is_empty() {
+            true => &self.text,
+            false => self.text.split_once("\n\n").map_or("", |(_, body)| body),
+        }
+    }
+
+    pub(crate) fn from_record(chunk_id: String, r: rag_store::ChunkRecord) -> IndexedChunk {
+        let metadata = match serde_json::from_str(&r.metadata_json) {
+            Ok(Value::Object(map)) => map,
+            _ => Map::new(),
+        };
+        IndexedChunk {
+            chunk_id,
+            path: r.path,
+            title: r.title,
+            heading_path: r.heading_path,
+            ordinal: r.ordinal,
+            byte_range: r.byte_range.0..r.byte_range.1,
+            text: r.text,
+            hash: r.hash,
+            tokens: r.tokens,
+            metadata,
+        }
+    }
+
+    /// A chunk as the chunker produced it (not yet indexed).
+    pub fn from_chunk(c: rag_chunker::Chunk) -> IndexedChunk {
+        IndexedChunk {
+            chunk_id: c.id,
+            path: c.path,
+            title: c.title,
+            heading_path: c.heading_path,
+            ordinal: c.ordinal as u32,
+            byte_range: c.byte_range.start as u64..c.byte_range.end as u64,
+            text: c.text,
+            hash: c.hash,
+            tokens: c.tokens as u32,
+            metadata: c.metadata,
+        }
+    }
+}
+
+fn range_as_pair<S: serde::Serializer>(r: &Range<u64>, s: S) -> Result<S::Ok, S::Error> {
+    [r.start, r.end].serialize(s)
+}
+
+/// A search result: a chunk with its rank and score.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Hit {
+    /// 1-based rank.
+    pub rank: usize,
+    /// Cosine similarity to the query.
+    pub score: f32,
+    /// The chunk.
+    #[serde(flatten)]
+    pub chunk: IndexedChunk,
+}

@@ -1,0 +1,257 @@
+//! The commit point: a plan's new chunk set, manifest and graph pointer in one transaction, and
+//! the graph saved for exactly that state. Used by sync and by `verify --repair`.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use rag_store::{ChunkRecord, FileRecord, GraphPointer, IndexMeta, WriteBatch};
+use rag_vector_index::VectorIndex;
+
+use crate::sync::plan::SyncPlan;
+use crate::{Error, RagIndex, Result, Searcher, embedding_key, index_dir};
+
+/// What a commit needs besides the plan.
+pub(crate) struct CommitContext<'a> {
+    pub old_meta: Option<IndexMeta>,
+    pub model_id: &'a str,
+    pub chunker_id: &'a str,
+    /// The saved graph matches the stored generation and its files check out.
+    pub graph_current: bool,
+    pub cancel: &'a AtomicBool,
+}
+
+impl RagIndex {
+    /// Applies `plan` in one write transaction. Returns (chunks deleted, live chunks after).
+    pub(crate) fn commit_plan(
+        &self,
+        plan: &SyncPlan,
+        cx: CommitContext<'_>,
+    ) -> Result<(usize, usize)> {
+        let phase = Instant::now();
+        let mut write = self.store.write()?;
+        let mut meta = cx.old_meta.clone().unwrap_or(IndexMeta {
+            format_version: rag_store::FORMAT_VERSION,
+            model_fingerprint: cx.model_id.to_owned(),
+            chunker_fingerprint: cx.chunker_id.to_owned(),
+            dim: self.embedder.dim(),
+            generation: 0,
+            next_point: 0,
+            graph: None,
+            unreferenced_vectors_bound: 0,
+        });
+        let mut deleted_points: Vec<u64> = Vec::new();
+        let mut inserted: Vec<(u64, String)> = Vec::new(); // (point, embedding key)
+
+        if plan.reindex {
+            for (id, old) in write.chunks()? {
+                write.remove_chunk(&id)?;
+                deleted_points.push(old.point);
+            }
+            for (path, _) in self.store.read()?.files()? {
+                write.remove_file(&path)?;
+            }
+            meta.model_fingerprint = cx.model_id.to_owned();
+            meta.chunker_fingerprint = cx.chunker_id.to_owned();
+            meta.dim = self.embedder.dim();
+        }
+        for (path, ids) in &plan.removed {
+            if plan.reindex {
+                continue;
+            }
+            for id in ids {
+                if let Some(old) = write.remove_chunk(id)? {
+                    deleted_points.push(old.point);
+                }
+            }
+            write.remove_file(path)?;
+        }
+        let snapshot = self.store.read()?;
+        for file in &plan.changed {
+            let new_ids: HashSet<&str> = file.chunks.iter().map(|c| c.id.as_str()).collect();
+            let mut kept_points: HashMap<&str, u64> = HashMap::new();
+            for id in &file.old_ids {
+                if new_ids.contains(id.as_str()) {
+                    if let Some(old) = snapshot.chunk(id)? {
+                        kept_points.insert(id, old.point);
+                    }
+                } else if let Some(old) = write.remove_chunk(id)? {
+                    deleted_points.push(old.point);
+                }
+            }
+            for chunk in &file.chunks {
+                let point = match kept_points.get(chunk.id.as_str()) {
+                    Some(&point) => point,
+                    None => {
+                        let point = meta.next_point;
+                        meta.next_point += 1;
+                        inserted.push((point, embedding_key(cx.model_id, &chunk.hash)));
+                        point
+                    }
+                };
+                write.put_chunk(&chunk.id, &chunk_record(chunk, point))?;
+            }
+            write.put_file(
+                &file.path,
+                &FileRecord {
+                    size: file.stat.size,
+                    mtime_ns: file.stat.mtime_ns,
+                    content_hash: file.content_hash.clone(),
+                    chunk_ids: file.chunks.iter().map(|c| c.id.clone()).collect(),
+                },
+            )?;
+        }
+        for (path, record) in &plan.touched {
+            write.put_file(path, record)?;
+        }
+        log::debug!(
+            "commit: chunks and manifest written in {:?}",
+            phase.elapsed()
+        );
+
+        let deleted = deleted_points.len();
+        let total = write.chunk_count()? as usize;
+        if plan.changes_chunks() {
+            meta.generation += 1;
+            meta.unreferenced_vectors_bound += deleted as u64;
+            self.sweep_vectors_if_due(&mut write, &mut meta, cx.model_id, plan.reindex, total)?;
+        } else if cx.graph_current {
+            // Only manifest stats changed: the graph stays as it is.
+            if cx.cancel.load(Ordering::Relaxed) {
+                return Err(Error::Cancelled);
+            }
+            write.commit()?;
+            return Ok((0, total));
+        }
+
+        let previous = cx
+            .old_meta
+            .as_ref()
+            .and_then(|m| m.graph.as_ref().filter(|g| g.generation == m.generation))
+            .filter(|_| !plan.reindex);
+        let vectors = self.updated_graph(&write, previous, &deleted_points, &inserted, total)?;
+        log::debug!("commit: graph updated at {:?}", phase.elapsed());
+        self.commit_with_graph(write, meta, vectors, cx.cancel)?;
+        log::debug!("commit: graph saved and committed at {:?}", phase.elapsed());
+        Ok((deleted, total))
+    }
+
+    /// Vectors no live chunk uses are only a cache (an edit that is undone re-uses them), but
+    /// must not pile up. Finding them reads every chunk, so it runs only once they may be an
+    /// eighth of the live chunks: amortised O(1) per removed chunk.
+    fn sweep_vectors_if_due(
+        &self,
+        write: &mut WriteBatch,
+        meta: &mut IndexMeta,
+        model_id: &str,
+        reindex: bool,
+        live: usize,
+    ) -> Result<()> {
+        if reindex || meta.unreferenced_vectors_bound > (live as u64 / 8).max(256) {
+            let keep: HashSet<String> = write
+                .chunks()?
+                .iter()
+                .map(|(_, c)| embedding_key(model_id, &c.hash))
+                .collect();
+            let dropped = write.retain_embeddings(&keep)?;
+            meta.unreferenced_vectors_bound = 0;
+            log::debug!("commit: {dropped} unreferenced vectors dropped");
+        }
+        Ok(())
+    }
+
+    /// The graph for exactly the state in `write`: the previous one updated when it loads,
+    /// rebuilt from stored vectors otherwise (it is derived data, never trusted blindly).
+    fn updated_graph(
+        &self,
+        write: &WriteBatch,
+        previous: Option<&GraphPointer>,
+        deleted_points: &[u64],
+        inserted: &[(u64, String)],
+        live: usize,
+    ) -> Result<VectorIndex> {
+        let loaded = previous.and_then(|g| {
+            VectorIndex::load(&self.dir.join(&g.dir), self.config.vectors.clone())
+                .map_err(|e| log::warn!("graph {} unusable ({e}); rebuilding", g.dir))
+                .ok()
+        });
+        let mut vectors = match loaded {
+            Some(mut graph) => {
+                for point in deleted_points {
+                    graph.delete(*point);
+                }
+                for (point, key) in inserted {
+                    let vector = write
+                        .embedding(key)?
+                        .ok_or_else(|| missing_vector(&self.dir, key))?;
+                    graph.insert(*point, &vector)?;
+                }
+                graph
+            }
+            None => self.build_vectors(&write.chunks()?, |key| write.embedding(key))?,
+        };
+        if vectors.len() != live {
+            log::warn!("graph out of step with the store; rebuilding it");
+            vectors = self.build_vectors(&write.chunks()?, |key| write.embedding(key))?;
+        }
+        if vectors.needs_compaction() {
+            vectors.compact()?;
+        }
+        Ok(vectors)
+    }
+
+    /// Saves `vectors` as the graph of `meta.generation`, commits `write` pointing at it (unless
+    /// `cancel` was set meanwhile: then nothing is committed), removes older graph directories
+    /// and makes the new state the one searches see.
+    pub(crate) fn commit_with_graph(
+        &self,
+        mut write: WriteBatch,
+        mut meta: IndexMeta,
+        vectors: VectorIndex,
+        cancel: &AtomicBool,
+    ) -> Result<()> {
+        let graph_dir = index_dir::new_graph_dir_name(meta.generation);
+        vectors.save(&self.dir.join(&graph_dir))?;
+        meta.graph = Some(GraphPointer {
+            dir: graph_dir.clone(),
+            generation: meta.generation,
+        });
+        write.put_meta(&meta)?;
+        // The last moment to stop: the saved graph is an unreferenced leftover the next commit
+        // removes.
+        if cancel.load(Ordering::Relaxed) {
+            return Err(Error::Cancelled);
+        }
+        write.commit()?;
+        index_dir::remove_unreferenced_graphs(&self.dir, &graph_dir);
+        *self.searcher.write().expect("searcher lock") = Some(Arc::new(Searcher {
+            generation: meta.generation,
+            snapshot: self.store.read()?,
+            vectors,
+        }));
+        Ok(())
+    }
+}
+
+fn missing_vector(dir: &std::path::Path, key: &str) -> Error {
+    Error::Damaged {
+        path: dir.join(crate::DB_FILE),
+        reason: format!("vector {key} missing for a chunk being committed"),
+    }
+}
+
+fn chunk_record(chunk: &rag_chunker::Chunk, point: u64) -> ChunkRecord {
+    ChunkRecord {
+        path: chunk.path.clone(),
+        title: chunk.title.clone(),
+        heading_path: chunk.heading_path.clone(),
+        ordinal: chunk.ordinal as u32,
+        byte_range: (chunk.byte_range.start as u64, chunk.byte_range.end as u64),
+        text: chunk.text.clone(),
+        hash: chunk.hash.clone(),
+        tokens: chunk.tokens as u32,
+        metadata_json: serde_json::Value::Object(chunk.metadata.clone()).to_string(),
+        point,
+    }
+}

@@ -1,0 +1,154 @@
+//! Deciding what to do with one found file: unchanged (stat fast path), touched (same bytes),
+//! changed (read and chunked), vanished, or failed with a reason naming the problem.
+
+use std::time::UNIX_EPOCH;
+
+use rag_store::FileRecord;
+
+use crate::walk::FoundFile;
+use crate::{Error, RagIndex};
+
+/// Stat facts that decide whether a file must be re-read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Stat {
+    pub size: u64,
+    pub mtime_ns: i128,
+}
+
+impl Stat {
+    fn of(meta: &std::fs::Metadata) -> Stat {
+        let mtime_ns = meta
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_nanos() as i128);
+        Stat {
+            size: meta.len(),
+            mtime_ns,
+        }
+    }
+}
+
+/// Marks a stat as untrustworthy so the next sync re-hashes the file: a file written within the
+/// filesystem's timestamp granularity of our read could change again without changing its mtime.
+const RACY_MTIME: i128 = -1;
+const RACY_WINDOW_NS: i128 = 2_000_000_000;
+
+/// What one file needs.
+pub(crate) enum Outcome {
+    Unchanged,
+    /// Same content, new stat: only the manifest entry is rewritten.
+    Touched(FileRecord),
+    /// New or different content, chunked.
+    Changed {
+        stat: Stat,
+        content_hash: String,
+        chunks: Vec<rag_chunker::Chunk>,
+        warnings: Vec<String>,
+    },
+    /// Gone between the walk and the read: treated as removed.
+    Vanished,
+    /// Not indexed this time; its previous chunks (if any) are kept.
+    Failed(String),
+    /// The chunker (its tokenizer) cannot be loaded: nothing can be chunked, the sync stops.
+    NoChunker(Error),
+}
+
+fn io_reason(e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::PermissionDenied => format!("permission denied ({e})"),
+        _ => e.to_string(),
+    }
+}
+
+impl RagIndex {
+    /// Decides what to do with one file. Never fails: problems become [`Outcome::Failed`].
+    pub(crate) fn classify(
+        &self,
+        file: &FoundFile,
+        previous: Option<&FileRecord>,
+        now_ns: i128,
+    ) -> Outcome {
+        let before = match std::fs::metadata(&file.abs) {
+            Ok(meta) => Stat::of(&meta),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Outcome::Vanished,
+            Err(e) => return Outcome::Failed(io_reason(&e)),
+        };
+        if let Some(prev) = previous
+            && prev.size == before.size
+            && prev.mtime_ns == before.mtime_ns
+        {
+            return Outcome::Unchanged;
+        }
+        if before.size > self.config.max_file_bytes {
+            return Outcome::Failed(format!(
+                "file is too large ({} bytes; the limit is {} bytes)",
+                before.size, self.config.max_file_bytes
+            ));
+        }
+        let bytes = match std::fs::read(&file.abs) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Outcome::Vanished,
+            Err(e) => return Outcome::Failed(io_reason(&e)),
+        };
+        // A file rewritten while we read it may be half old, half new: leave it for next time.
+        match std::fs::metadata(&file.abs) {
+            Ok(meta) if Stat::of(&meta) == before && bytes.len() as u64 == before.size => {}
+            Ok(_) => {
+                return Outcome::Failed(
+                    "file changed while it was being read; it will be retried on the next sync"
+                        .into(),
+                );
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Outcome::Vanished,
+            Err(e) => return Outcome::Failed(io_reason(&e)),
+        }
+        let stat = Stat {
+            size: before.size,
+            mtime_ns: if now_ns - before.mtime_ns < RACY_WINDOW_NS {
+                RACY_MTIME
+            } else {
+                before.mtime_ns
+            },
+        };
+        let content_hash = blake3::hash(&bytes).to_hex().to_string();
+        if let Some(prev) = previous
+            && prev.content_hash == content_hash
+        {
+            return Outcome::Touched(FileRecord {
+                size: stat.size,
+                mtime_ns: stat.mtime_ns,
+                content_hash,
+                chunk_ids: prev.chunk_ids.clone(),
+            });
+        }
+        if let Some(at) = bytes.iter().position(|&b| b == 0) {
+            return Outcome::Failed(format!(
+                "binary file (NUL byte at offset {at}); not indexed"
+            ));
+        }
+        let text = match std::str::from_utf8(&bytes) {
+            Ok(text) => text,
+            Err(e) => {
+                return Outcome::Failed(format!(
+                    "invalid UTF-8 at byte {}; not indexed",
+                    e.valid_up_to()
+                ));
+            }
+        };
+        // Built here, not at open: a sync with nothing to chunk never loads the tokenizer.
+        let chunker = match self.chunker() {
+            Ok(chunker) => chunker,
+            Err(e) => return Outcome::NoChunker(e),
+        };
+        match chunker.chunk(&file.rel, text) {
+            Ok(document) => Outcome::Changed {
+                stat,
+                content_hash,
+                chunks: document.chunks,
+                warnings: document.warnings,
+            },
+            Err(e) => Outcome::Failed(e.to_string()),
+        }
+    }
+}

@@ -1,0 +1,289 @@
+//! Making the index equal to a fresh index of a folder, with the least embedding work, switched
+//! to in one commit.
+//!
+//! Order of work, and why:
+//! 1. Walk and classify every file against the manifest (stat fast path, then blake3).
+//! 2. Chunk changed files; embed only texts whose vector is not stored yet. Vectors are committed
+//!    to the store in bounded batches as they are made: they are a cache keyed by text hash, not
+//!    visible state, so a crash loses at most one batch of embedding work.
+//! 3. In one write transaction, replace the chunks of every changed file, drop those of removed
+//!    files, write the manifest, and point at a graph built for exactly that state (its files are
+//!    written and fsynced before the commit). Readers see the old state or the new one, never a mix.
+
+mod classify;
+mod embed;
+pub(crate) mod plan;
+
+use std::collections::HashMap;
+use std::path::{Component, Path};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use rayon::prelude::*;
+use serde::Serialize;
+
+use rag_store::{FileRecord, Snapshot};
+use rag_vector_index::VectorIndex;
+
+use crate::commit::CommitContext;
+use crate::walk::{WalkOptions, walk_with};
+use crate::{Error, RagIndex, Result};
+use classify::Outcome;
+use plan::SyncPlan;
+
+/// Options of one sync.
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct SyncOptions {
+    /// Compute and report the plan, write nothing.
+    pub dry_run: bool,
+    /// Rebuild everything when the model or chunker configuration changed.
+    pub reindex: bool,
+    /// Follow symbolic links that lead out of the folder (by default only links whose target
+    /// is inside it are followed).
+    pub follow_links: bool,
+}
+
+/// Progress of a running sync, for progress bars.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SyncProgress {
+    /// Files examined so far, of the total found.
+    Scanning {
+        /// Done.
+        done: usize,
+        /// Total.
+        total: usize,
+    },
+    /// Texts embedded so far, of the total to embed.
+    Embedding {
+        /// Done.
+        done: usize,
+        /// Total.
+        total: usize,
+    },
+    /// Writing the new state and graph.
+    Committing,
+}
+
+/// What happened to files.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct FileCounts {
+    /// New files indexed.
+    pub added: usize,
+    /// Changed files re-indexed.
+    pub modified: usize,
+    /// Files gone from the folder whose chunks were deleted.
+    pub removed: usize,
+    /// Files with the same content as last time.
+    pub unchanged: usize,
+    /// Files that could not be indexed (their previous chunks, if any, are kept).
+    pub failed: usize,
+}
+
+/// What happened to chunks.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ChunkCounts {
+    /// Texts run through the model in this sync.
+    pub embedded: usize,
+    /// Chunks of added or modified files whose vector was already stored.
+    pub reused: usize,
+    /// Chunk IDs deleted.
+    pub deleted: usize,
+    /// Live chunks after the sync.
+    pub total: usize,
+}
+
+/// A file that could not be indexed, or (in [`SyncReport::warnings`]) one indexed with a
+/// problem.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FileError {
+    /// Path relative to the synced folder.
+    pub path: String,
+    /// Why.
+    pub error: String,
+}
+
+/// The outcome of a sync.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct SyncReport {
+    /// File counts.
+    pub files: FileCounts,
+    /// Chunk counts.
+    pub chunks: ChunkCounts,
+    /// Files that failed, with reasons.
+    pub errors: Vec<FileError>,
+    /// Files indexed with a problem (malformed front matter kept as text, blobs left out).
+    pub warnings: Vec<FileError>,
+    /// Wall time.
+    pub elapsed_ms: u64,
+}
+
+impl RagIndex {
+    /// Makes the index equal to a fresh index of `root`. See the module docs for the order of
+    /// work. `progress` is called from the calling thread; `cancel` is checked between steps and
+    /// right before the commit point, and a cancelled sync leaves the visible index untouched.
+    pub fn sync(
+        &self,
+        root: &Path,
+        options: &SyncOptions,
+        progress: &dyn Fn(SyncProgress),
+        cancel: &AtomicBool,
+    ) -> Result<SyncReport> {
+        let started = Instant::now();
+        if !self.writable {
+            return Err(Error::ReadOnly {
+                path: self.dir.clone(),
+            });
+        }
+        let _guard = self.sync_guard.lock().expect("sync guard");
+        std::fs::read_dir(root).map_err(|source| Error::Root {
+            path: root.to_owned(),
+            source,
+        })?;
+        self.refuse_index_inside(root)?;
+
+        let snapshot = self.store.read()?;
+        let old_meta = snapshot.meta()?;
+        let model_id = self.embedder.fingerprint().id();
+        let chunker_id = self.chunker_fingerprint.clone();
+        if let Some(meta) = &old_meta
+            && !options.reindex
+        {
+            self.check_fingerprints(meta, &model_id, &chunker_id)?;
+        }
+        // A reindex treats every file as new and every stored chunk as stale.
+        let reindex = options.reindex;
+        let manifest: HashMap<String, FileRecord> = snapshot.files()?.into_iter().collect();
+
+        let walk_options = WalkOptions {
+            follow_links: options.follow_links,
+        };
+        let (found, problems) = walk_with(root, Some(&self.dir), walk_options);
+        let now_ns = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as i128);
+        let total = found.len();
+        progress(SyncProgress::Scanning { done: 0, total });
+        let classified: Vec<(String, Outcome)> = found
+            .par_iter()
+            .map(|file| {
+                if cancel.load(Ordering::Relaxed) {
+                    return (file.rel.clone(), Outcome::Unchanged);
+                }
+                let previous = manifest.get(&file.rel).filter(|_| !reindex);
+                (file.rel.clone(), self.classify(file, previous, now_ns))
+            })
+            .collect();
+        progress(SyncProgress::Scanning { done: total, total });
+        if cancel.load(Ordering::Relaxed) {
+            return Err(Error::Cancelled);
+        }
+        let plan = SyncPlan::new(classified, &manifest, problems, reindex)?;
+        let mut report = SyncReport {
+            files: plan.files.clone(),
+            errors: plan.errors.clone(),
+            warnings: plan.warnings.clone(),
+            ..SyncReport::default()
+        };
+
+        let to_embed = embed::texts_to_embed(&plan, &snapshot, &model_id)?;
+        // Every chunk of a changed file costs no model call except the first of each new text
+        // (duplicates within this sync included).
+        report.chunks.embedded = to_embed.len();
+        report.chunks.reused = plan.changed_chunks() - to_embed.len();
+
+        let live = snapshot.counts()?.chunks as usize;
+        let graph_current = self.graph_is_current(&snapshot)?;
+        let nothing_to_write = !plan.changes_chunks() && plan.touched.is_empty() && graph_current;
+        if options.dry_run || nothing_to_write {
+            (report.chunks.deleted, report.chunks.total) = plan.chunk_delta(live);
+            report.elapsed_ms = started.elapsed().as_millis() as u64;
+            return Ok(report);
+        }
+
+        self.embed_and_cache(&model_id, &to_embed, progress, cancel)?;
+        if cancel.load(Ordering::Relaxed) {
+            return Err(Error::Cancelled);
+        }
+        progress(SyncProgress::Committing);
+        let context = CommitContext {
+            old_meta,
+            model_id: &model_id,
+            chunker_id: &chunker_id,
+            graph_current,
+            cancel,
+        };
+        (report.chunks.deleted, report.chunks.total) = self.commit_plan(&plan, context)?;
+        report.elapsed_ms = started.elapsed().as_millis() as u64;
+        Ok(report)
+    }
+
+    fn check_fingerprints(
+        &self,
+        meta: &rag_store::IndexMeta,
+        model_id: &str,
+        chunker_id: &str,
+    ) -> Result<()> {
+        let (what, stored, current) = if meta.model_fingerprint != model_id {
+            ("embedding model", &meta.model_fingerprint, model_id)
+        } else if meta.chunker_fingerprint != chunker_id {
+            (
+                "chunker configuration",
+                &meta.chunker_fingerprint,
+                chunker_id,
+            )
+        } else {
+            return Ok(());
+        };
+        Err(Error::ConfigChanged {
+            path: self.dir.clone(),
+            what,
+            stored: stored.clone(),
+            current: current.to_owned(),
+        })
+    }
+
+    /// An index inside the folder is skipped by the walk, and so is everything under it: allowed
+    /// only where the walk skips anyway (a hidden folder such as the default `.rag-index`).
+    fn refuse_index_inside(&self, root: &Path) -> Result<()> {
+        let (Ok(root), Ok(index)) = (root.canonicalize(), self.dir.canonicalize()) else {
+            return Ok(());
+        };
+        let Ok(inside) = index.strip_prefix(&root) else {
+            return Ok(());
+        };
+        let hidden = inside.components().any(|c| match c {
+            Component::Normal(name) => name.to_str().is_some_and(|n| n.starts_with('.')),
+            _ => false,
+        });
+        if inside.as_os_str().is_empty() || !hidden {
+            return Err(Error::IndexInsideFolder { index, root });
+        }
+        Ok(())
+    }
+
+    /// Whether the saved graph is the one of the stored generation and its files check out (a
+    /// damaged graph is rebuilt by the next sync, not only by `verify --repair`).
+    fn graph_is_current(&self, snapshot: &Snapshot) -> Result<bool> {
+        let Some(meta) = snapshot.meta()? else {
+            return Ok(true);
+        };
+        let Some(graph) = meta
+            .graph
+            .as_ref()
+            .filter(|g| g.generation == meta.generation)
+        else {
+            return Ok(false);
+        };
+        match VectorIndex::check_saved(&self.dir.join(&graph.dir)) {
+            Ok(()) => Ok(true),
+            Err(e) => {
+                log::warn!(
+                    "graph {} is damaged ({e}); this sync rebuilds it",
+                    graph.dir
+                );
+                Ok(false)
+            }
+        }
+    }
+}
