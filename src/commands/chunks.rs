@@ -1,0 +1,73 @@
+//! `rag-index chunks`: the chunks files would produce, without an index.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Result;
+use rag_index_core::{IndexConfig, IndexedChunk};
+
+use crate::output::{line, note};
+use crate::setup::load_embedder;
+
+pub fn run(
+    model_dir: Option<&Path>,
+    files: &[PathBuf],
+    json: bool,
+    config: IndexConfig,
+) -> Result<ExitCode> {
+    let embedder = load_embedder(model_dir)?;
+    let chunker = rag_index_core::chunker_for(&embedder, config.chunker)?;
+    let mut out = std::io::stdout().lock();
+    let mut failed = false;
+    for file in files {
+        let path = file.to_string_lossy().replace('\\', "/");
+        let text = match std::fs::read(file) {
+            Ok(bytes) => match String::from_utf8(bytes) {
+                Ok(text) => text,
+                Err(e) => {
+                    note(&format!(
+                        "{path}: invalid UTF-8 at byte {}",
+                        e.utf8_error().valid_up_to()
+                    ));
+                    failed = true;
+                    continue;
+                }
+            },
+            Err(e) => {
+                note(&format!("{path}: {e}"));
+                failed = true;
+                continue;
+            }
+        };
+        let document = chunker.chunk(&path, &text)?;
+        for warning in &document.warnings {
+            note(&format!("warning: {path}: {warning}"));
+        }
+        for chunk in document.chunks {
+            let chunk = IndexedChunk::from_chunk(chunk);
+            if json {
+                line(&mut out, serde_json::to_string(&chunk)?)?;
+            } else {
+                line(
+                    &mut out,
+                    format_args!(
+                        "--- {} #{} {} tokens, bytes {}..{}",
+                        chunk.path,
+                        chunk.ordinal,
+                        chunk.tokens,
+                        chunk.byte_range.start,
+                        chunk.byte_range.end
+                    ),
+                )?;
+                line(&mut out, format_args!("{}\n", chunk.text))?;
+            }
+        }
+    }
+    out.flush()?;
+    Ok(if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}

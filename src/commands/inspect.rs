@@ -1,0 +1,111 @@
+//! `rag-index dump`, `stats` and `embed`: what is in the index, and raw embeddings.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use rag_index_core::IndexedChunk;
+
+use super::bounded_lines;
+use crate::output::{human_bytes, line};
+use crate::setup::{load_embedder, open_for_reading};
+
+/// Longest text `embed` takes per line (the model reads only its first 256 tokens anyway).
+const MAX_EMBED_LINE: usize = 1 << 20;
+const MAX_EMBED_LINES: usize = 1_000_000;
+
+#[derive(serde::Serialize)]
+struct DumpLine<'a> {
+    #[serde(flatten)]
+    chunk: &'a IndexedChunk,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    vector: Option<Vec<f32>>,
+}
+
+pub fn dump(model_dir: Option<&Path>, index: Option<PathBuf>, vectors: bool) -> Result<ExitCode> {
+    let index = open_for_reading(model_dir, index)?;
+    let mut out = std::io::stdout().lock();
+    for chunk in index.dump()? {
+        let vector = if vectors {
+            Some(index.vector_of(&chunk.hash)?.unwrap_or_default())
+        } else {
+            None
+        };
+        let record = DumpLine {
+            chunk: &chunk,
+            vector,
+        };
+        line(&mut out, serde_json::to_string(&record)?)?;
+    }
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn stats(model_dir: Option<&Path>, index: Option<PathBuf>, json: bool) -> Result<ExitCode> {
+    let index = open_for_reading(model_dir, index)?;
+    let stats = index.stats()?;
+    let mut out = std::io::stdout().lock();
+    if json {
+        line(&mut out, serde_json::to_string(&stats)?)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    line(
+        &mut out,
+        format_args!("index:       {}", index.dir().display()),
+    )?;
+    line(&mut out, format_args!("files:       {}", stats.files))?;
+    line(
+        &mut out,
+        format_args!(
+            "chunks:      {} (mean {:.1} tokens)",
+            stats.chunks, stats.mean_chunk_tokens
+        ),
+    )?;
+    line(
+        &mut out,
+        format_args!("vectors:     {} x {} dims", stats.vectors, stats.dimensions),
+    )?;
+    line(&mut out, format_args!("model:       {}", stats.model))?;
+    line(&mut out, format_args!("generation:  {}", stats.generation))?;
+    line(
+        &mut out,
+        format_args!(
+            "disk:        {} total ({} store, {} graph)",
+            human_bytes(stats.total_bytes),
+            human_bytes(stats.db_bytes),
+            human_bytes(stats.graph_bytes)
+        ),
+    )?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Texts on stdin, one per line (a line starting with `"` is a JSON string), one JSON array of
+/// the normalised document embedding per line.
+pub fn embed(model_dir: Option<&Path>) -> Result<ExitCode> {
+    let embedder = load_embedder(model_dir)?;
+    let lines = bounded_lines(
+        std::io::stdin().lock(),
+        "stdin",
+        MAX_EMBED_LINE,
+        MAX_EMBED_LINES,
+    )?;
+    let mut texts = Vec::with_capacity(lines.len());
+    for (n, line) in lines.into_iter().enumerate() {
+        if line.starts_with('"') {
+            let text: String = serde_json::from_str(&line)
+                .with_context(|| format!("line {}: not a valid JSON string", n + 1))?;
+            texts.push(text);
+        } else {
+            texts.push(line);
+        }
+    }
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let vectors = embedder.embed_documents(&refs)?;
+    let mut out = std::io::stdout().lock();
+    for vector in vectors {
+        line(&mut out, serde_json::to_string(&vector)?)?;
+    }
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,88 @@
+//! `rag-index query`: search the index.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, Result, bail};
+use rag_index_core::Hit;
+
+use super::bounded_lines;
+use crate::output::{line, truncate};
+use crate::setup::open_for_reading;
+
+/// A query longer than this is refused: the model reads only its first 256 tokens (about a
+/// kilobyte of text), and an endless input must not exhaust memory.
+const MAX_QUERY_BYTES: usize = 16 * 1024;
+/// Most queries one `--queries` file may hold.
+const MAX_QUERIES: usize = 1_000_000;
+
+pub struct QueryArgs {
+    pub text: Option<String>,
+    pub index: Option<PathBuf>,
+    pub k: usize,
+    pub json: bool,
+    pub queries: Option<PathBuf>,
+    pub exact: bool,
+}
+
+#[derive(serde::Serialize)]
+struct QueryLine<'a> {
+    query: &'a str,
+    hits: &'a [Hit],
+}
+
+pub fn run(model_dir: Option<&Path>, args: QueryArgs) -> Result<ExitCode> {
+    let queries = match (args.text, &args.queries) {
+        (Some(text), None) => {
+            if text.len() > MAX_QUERY_BYTES {
+                bail!("the query is longer than {MAX_QUERY_BYTES} bytes");
+            }
+            vec![text]
+        }
+        (None, Some(file)) => {
+            let input = std::fs::File::open(file)
+                .with_context(|| format!("cannot read queries file {}", file.display()))?;
+            let what = file.display().to_string();
+            bounded_lines(
+                std::io::BufReader::new(input),
+                &what,
+                MAX_QUERY_BYTES,
+                MAX_QUERIES,
+            )?
+            .into_iter()
+            .filter(|l| !l.trim().is_empty())
+            .collect()
+        }
+        (Some(_), Some(_)) => bail!("give either a query TEXT or --queries FILE, not both"),
+        (None, None) => bail!("give a query TEXT or --queries FILE"),
+    };
+    if args.k == 0 {
+        bail!("-k must be at least 1");
+    }
+    let index = open_for_reading(model_dir, args.index)?;
+    let mut out = std::io::stdout().lock();
+    for query in &queries {
+        let hits = index.search(query, args.k, args.exact)?;
+        if args.json {
+            let record = QueryLine { query, hits: &hits };
+            line(&mut out, serde_json::to_string(&record)?)?;
+            continue;
+        }
+        line(&mut out, format_args!("query: {query}"))?;
+        for hit in &hits {
+            let c = &hit.chunk;
+            let heading = c.heading_path.join(" > ");
+            line(
+                &mut out,
+                format_args!("{:>2}. {:.3}  {}  [{heading}]", hit.rank, hit.score, c.path),
+            )?;
+            for body in c.body().lines().filter(|l| !l.trim().is_empty()).take(3) {
+                line(&mut out, format_args!("      {}", truncate(body, 110)))?;
+            }
+        }
+        line(&mut out, "")?;
+    }
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
+}

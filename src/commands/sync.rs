@@ -1,0 +1,151 @@
+//! `rag-index sync`: make the index equal to a fresh index of the folder.
+
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use rag_index_core::{
+    Error as CoreError, IndexConfig, RagIndex, SyncOptions, SyncProgress, SyncReport,
+};
+
+use crate::output::note;
+use crate::setup::{DEFAULT_INDEX_DIR, load_embedder};
+use crate::signals::Signals;
+
+/// How `sync` runs and reports.
+pub struct SyncArgs {
+    pub dir: PathBuf,
+    pub index: Option<PathBuf>,
+    pub json: bool,
+    pub wait: bool,
+    pub verbose: bool,
+    pub options: SyncOptions,
+    pub config: IndexConfig,
+}
+
+pub fn run(model_dir: Option<&Path>, args: SyncArgs) -> Result<ExitCode> {
+    let dir = &args.dir;
+    if !dir.is_dir() {
+        bail!("{} is not a folder", dir.display());
+    }
+    let index_dir = args
+        .index
+        .clone()
+        .unwrap_or_else(|| dir.join(DEFAULT_INDEX_DIR));
+    let signals = Signals::install();
+    let embedder = load_embedder(model_dir)?;
+    let index = open(&index_dir, embedder, &args)
+        .with_context(|| format!("cannot open index {}", index_dir.display()))?;
+
+    let bar = std::io::stderr().is_terminal().then(progress_bar);
+    let progress = |p: SyncProgress| {
+        let Some(bar) = &bar else { return };
+        match p {
+            SyncProgress::Scanning { done, total } => {
+                bar.set_message("files");
+                bar.set_length(total as u64);
+                bar.set_position(done as u64);
+            }
+            SyncProgress::Embedding { done, total } => {
+                bar.set_message("embedding");
+                bar.set_length(total as u64);
+                bar.set_position(done as u64);
+            }
+            SyncProgress::Committing => bar.set_message("committing"),
+        }
+    };
+    let report = index.sync(dir, &args.options, &progress, signals.cancel_flag());
+    if let Some(bar) = &bar {
+        bar.finish_and_clear();
+    }
+    let report = match report {
+        Err(CoreError::Cancelled) if signals.exit_code().is_some() => {
+            note("interrupted before the commit: the index is unchanged");
+            return Ok(ExitCode::from(signals.exit_code().unwrap_or(130)));
+        }
+        other => other.with_context(|| format!("sync of {} failed", dir.display()))?,
+    };
+    // The sync is committed: from here on, output trouble (a closed pipe, a full disk) must not
+    // make it look failed.
+    print_report(&report, &args);
+    Ok(if report.errors.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// Opens the index, waiting for another writer with `--wait`, and with `--reindex` moving a
+/// damaged store aside (never deleting it) to rebuild from the folder.
+fn open(
+    index_dir: &Path,
+    embedder: std::sync::Arc<rag_index_core::Embedder>,
+    args: &SyncArgs,
+) -> Result<RagIndex, CoreError> {
+    let mut moved = false;
+    loop {
+        match RagIndex::open(index_dir, embedder.clone(), args.config.clone()) {
+            Err(CoreError::Busy { .. }) if args.wait => {
+                std::thread::sleep(Duration::from_millis(500))
+            }
+            Err(CoreError::Damaged { .. })
+                if args.options.reindex && !moved && !args.options.dry_run =>
+            {
+                let aside = rag_index_core::move_damaged_store_aside(index_dir)?;
+                note(&format!(
+                    "the damaged index file was moved to {}; rebuilding from the folder",
+                    aside.display()
+                ));
+                moved = true;
+            }
+            other => return other,
+        }
+    }
+}
+
+fn progress_bar() -> indicatif::ProgressBar {
+    let bar = indicatif::ProgressBar::new(0);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{msg:>10} [{bar:30}] {pos}/{len} ({eta})")
+            .expect("static template")
+            .progress_chars("=> "),
+    );
+    bar
+}
+
+fn print_report(report: &SyncReport, args: &SyncArgs) {
+    for error in &report.errors {
+        note(&format!("{}: {}", error.path, error.error));
+    }
+    for warning in &report.warnings {
+        note(&format!("warning: {}: {}", warning.path, warning.error));
+    }
+    if args.json {
+        if let Ok(json) = serde_json::to_string(report) {
+            let _ = writeln!(std::io::stdout().lock(), "{json}");
+        }
+    } else if args.verbose || std::io::stderr().is_terminal() || args.options.dry_run {
+        let f = &report.files;
+        let c = &report.chunks;
+        note(&format!(
+            "{}files: {} added, {} modified, {} removed, {} unchanged, {} failed; chunks: {} embedded, {} reused, {} deleted, {} total ({} ms)",
+            if args.options.dry_run {
+                "dry run: "
+            } else {
+                ""
+            },
+            f.added,
+            f.modified,
+            f.removed,
+            f.unchanged,
+            f.failed,
+            c.embedded,
+            c.reused,
+            c.deleted,
+            c.total,
+            report.elapsed_ms
+        ));
+    }
+}

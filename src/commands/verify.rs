@@ -1,0 +1,76 @@
+//! `rag-index verify`: check every invariant of the index; exit 1 when one fails.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Result;
+use rag_index_core::{Error as CoreError, IndexConfig, RagIndex, VerifyReport};
+
+use crate::output::line;
+use crate::setup::{find_index, load_embedder};
+
+#[derive(serde::Serialize)]
+struct VerifyJson<'a> {
+    ok: bool,
+    #[serde(flatten)]
+    report: &'a VerifyReport,
+}
+
+pub fn run(
+    model_dir: Option<&Path>,
+    index: Option<PathBuf>,
+    repair: bool,
+    json: bool,
+) -> Result<ExitCode> {
+    let dir = find_index(index)?;
+    let embedder = load_embedder(model_dir)?;
+    let opened = if repair {
+        RagIndex::open(&dir, embedder, IndexConfig::default())
+    } else {
+        RagIndex::open_read_only(&dir, embedder, IndexConfig::default())
+    };
+    let report = match opened {
+        Ok(index) => index.verify(repair)?,
+        // A store that cannot even be opened is the worst finding, still a report.
+        Err(e @ (CoreError::Damaged { .. } | CoreError::Store(_))) => VerifyReport {
+            problems: vec![e.to_string()],
+            ..VerifyReport::default()
+        },
+        Err(e) => {
+            return Err(
+                anyhow::Error::new(e).context(format!("cannot open index {}", dir.display()))
+            );
+        }
+    };
+    let mut out = std::io::stdout().lock();
+    if json {
+        let record = VerifyJson {
+            ok: report.ok(),
+            report: &report,
+        };
+        line(&mut out, serde_json::to_string(&record)?)?;
+    } else {
+        for repaired in &report.repaired {
+            line(&mut out, format_args!("repaired: {repaired}"))?;
+        }
+        for problem in &report.problems {
+            line(&mut out, format_args!("problem: {problem}"))?;
+        }
+        line(
+            &mut out,
+            format_args!(
+                "{}: {} files, {} chunks, {} vectors, {} problems",
+                if report.ok() { "ok" } else { "FAILED" },
+                report.files,
+                report.chunks,
+                report.vectors,
+                report.problems.len()
+            ),
+        )?;
+    }
+    Ok(if report.ok() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}

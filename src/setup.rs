@@ -1,0 +1,88 @@
+//! Finding the model and the index, and opening them, for every command alike.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{Context, Result, bail};
+use rag_index_core::{Embedder, EmbedderConfig, IndexConfig, RagIndex};
+
+/// Environment variable naming the index for commands other than `sync`.
+pub const INDEX_ENV: &str = "RAG_INDEX_PATH";
+/// Name of the default index directory inside the synced folder.
+pub const DEFAULT_INDEX_DIR: &str = ".rag-index";
+
+/// Where to look for `models/all-MiniLM-L6-v2`: next to the binary and its ancestors (a source
+/// checkout's target/release/rag-index finds the checkout's models/), then the working directory
+/// and its ancestors, then the checkout the binary was built from.
+fn model_search_dirs() -> Vec<PathBuf> {
+    let mut dirs = Vec::new();
+    let mut push_ancestors = |start: &Path| {
+        for dir in start.ancestors() {
+            let candidate = dir.join("models");
+            if candidate.is_dir() && !dirs.contains(&candidate) {
+                dirs.push(candidate);
+            }
+        }
+    };
+    if let Ok(exe) = std::env::current_exe()
+        && let Some(parent) = exe.parent()
+    {
+        push_ancestors(parent);
+    }
+    if let Ok(cwd) = std::env::current_dir() {
+        push_ancestors(&cwd);
+    }
+    // A binary built from a checkout finds that checkout's models/ even when its target
+    // directory lives elsewhere (CARGO_TARGET_DIR) and it runs from another folder.
+    let checkout = Path::new(env!("CARGO_MANIFEST_DIR")).join("models");
+    if checkout.is_dir() && !dirs.contains(&checkout) {
+        dirs.push(checkout);
+    }
+    dirs
+}
+
+/// Opens the model (lazily: weights and tokenizer load on first use).
+pub fn load_embedder(model_dir: Option<&Path>) -> Result<Arc<Embedder>> {
+    let dir = rag_index_core::resolve_model_dir(model_dir, &model_search_dirs())?;
+    log::info!("model: {}", dir.display());
+    let embedder = Embedder::open(&dir, EmbedderConfig::default())
+        .with_context(|| format!("cannot load the model from {}", dir.display()))?;
+    Ok(Arc::new(embedder))
+}
+
+/// `--index`, then `$RAG_INDEX_PATH`, then `.rag-index` in the working directory or a parent.
+pub fn find_index(explicit: Option<PathBuf>) -> Result<PathBuf> {
+    if let Some(path) = explicit {
+        return Ok(path);
+    }
+    if let Some(path) = std::env::var_os(INDEX_ENV).filter(|p| !p.is_empty()) {
+        return Ok(PathBuf::from(path));
+    }
+    let cwd = std::env::current_dir().context("cannot read the working directory")?;
+    for dir in cwd.ancestors() {
+        let candidate = dir.join(DEFAULT_INDEX_DIR);
+        if candidate.join(rag_index_core::DB_FILE).is_file() {
+            return Ok(candidate);
+        }
+    }
+    bail!(
+        "no index found: pass --index PATH, set {INDEX_ENV}, or run from a folder synced with `rag-index sync`"
+    )
+}
+
+/// Opens the index for reading (works while a sync runs).
+pub fn open_for_reading(model_dir: Option<&Path>, index: Option<PathBuf>) -> Result<RagIndex> {
+    let dir = find_index(index)?;
+    let embedder = load_embedder(model_dir)?;
+    RagIndex::open_read_only(&dir, embedder, IndexConfig::default())
+        .with_context(|| format!("cannot open index {}", dir.display()))
+}
+
+/// The configuration with an optional chunk-size override.
+pub fn index_config(target_tokens: Option<usize>) -> IndexConfig {
+    let mut config = IndexConfig::default();
+    if let Some(target) = target_tokens {
+        config.chunker.target_tokens = target;
+    }
+    config
+}
