@@ -160,12 +160,12 @@ fn live_state(index: &RagIndex) -> Live {
         .dump()
         .unwrap()
         .into_iter()
-        .map(|(id, c)| {
+        .map(|c| {
             let vector = index
                 .vector_of(&c.hash)
                 .unwrap()
                 .expect("every chunk has a vector");
-            ((id, c.path, c.text), vector)
+            ((c.chunk_id, c.path, c.text), vector)
         })
         .collect()
 }

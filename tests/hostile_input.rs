@@ -1,0 +1,546 @@
+//! Hostile input and faults, one test per class of failure, with the real binary on real files:
+//! rag-index never deletes what it did not create, bounds every input, keeps readers working
+//! after a dead writer, reports corruption instead of panicking, and treats an unreadable
+//! folder as unreadable rather than gone.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::*;
+use serde_json::Value;
+
+const SMALL: &[&str] = &[
+    "reference/install-configuration/observability/healthcheck.md",
+    "deprecation/releases.md",
+];
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn small_docs(work: &Path) -> PathBuf {
+    let docs = work.join("docs");
+    copy_corpus_files(&docs, SMALL);
+    docs
+}
+
+/// Exit code of `rag-index args`, with stderr, asserting it did not panic (exit 101).
+fn code_of(args: &[&str]) -> (i32, String) {
+    let out = run(args);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let code = out.status.code().expect("exited");
+    assert_ne!(code, 101, "rag-index {args:?} panicked: {stderr}");
+    assert!(!stderr.contains("panicked"), "rag-index {args:?}: {stderr}");
+    (code, stderr)
+}
+
+fn texts(index: &Path) -> Vec<(String, String)> {
+    dump(index)
+        .into_iter()
+        .map(|c| {
+            (
+                c["path"].as_str().unwrap().to_string(),
+                c["text"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn only_what_rag_index_created_is_ever_deleted() {
+    let work = tempfile::tempdir().unwrap();
+    let docs = small_docs(work.path());
+    // A folder with foreign content and no index is refused, and left exactly as it was.
+    let foreign = work.path().join("u");
+    std::fs::create_dir_all(foreign.join("graph-x")).unwrap();
+    std::fs::write(foreign.join("graph-x/f"), "hi").unwrap();
+    std::fs::write(foreign.join("notes.txt"), "mine").unwrap();
+    let (code, stderr) = code_of(&["sync", s(&docs), "--index", s(&foreign)]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("not an index directory"), "{stderr}");
+    assert_eq!(
+        std::fs::read_to_string(foreign.join("graph-x/f")).unwrap(),
+        "hi"
+    );
+    assert!(!foreign.join(rag_index_core::DB_FILE).exists());
+
+    // Inside a real index, look-alikes of graph directories that hold other files survive
+    // syncs that replace graphs; rag-index's own old graphs are removed.
+    let index = work.path().join("idx");
+    sync(&docs, &index, 0);
+    for lookalike in ["graph-1-ab", "graph-x", "graph-99-ff"] {
+        std::fs::create_dir_all(index.join(lookalike)).unwrap();
+        std::fs::write(index.join(lookalike).join("notes.txt"), "mine").unwrap();
+    }
+    for round in 0..2 {
+        std::fs::write(
+            docs.join("new.md"),
+            format!("# New\n\nRound {round} text.\n"),
+        )
+        .unwrap();
+        sync(&docs, &index, 0);
+    }
+    for lookalike in ["graph-1-ab", "graph-x", "graph-99-ff"] {
+        assert!(
+            index.join(lookalike).join("notes.txt").is_file(),
+            "{lookalike} lost"
+        );
+    }
+    let ours: Vec<String> = std::fs::read_dir(&index)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| {
+            n.starts_with("graph-") && !n.contains("-ab") && n != "graph-x" && !n.contains("-ff")
+        })
+        .collect();
+    assert_eq!(ours.len(), 1, "one saved graph of ours: {ours:?}");
+    run_expect(&["verify", "--index", s(&index)], 0);
+}
+
+#[test]
+fn front_matter_bombs_are_bounded_and_the_rest_is_indexed() {
+    let work = tempfile::tempdir().unwrap();
+    let docs = small_docs(work.path());
+    for (name, levels, width) in [("bomb10.md", 10, 10), ("bomb30.md", 30, 2)] {
+        let mut yaml = format!("a0: &a0 [{}]\n", vec!["lol"; width].join(", "));
+        for i in 1..levels {
+            let refs = vec![format!("*a{}", i - 1); width].join(", ");
+            yaml.push_str(&format!("a{i}: &a{i} [{refs}]\n"));
+        }
+        let body =
+            format!("---\n{yaml}title: Bomb\n---\n# Real heading\n\nThe {name} body is indexed.\n");
+        std::fs::write(docs.join(name), body).unwrap();
+    }
+    let deep = format!(
+        "---\nk: {}{}\n---\nDeep body text.\n",
+        "[".repeat(5000),
+        "]".repeat(5000)
+    );
+    std::fs::write(docs.join("deep.md"), deep).unwrap();
+    let report = sync(&docs, &work.path().join("idx"), 0);
+    assert_eq!(report["files"]["added"], 5, "{report}");
+    let warned: Vec<&str> = report["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["path"].as_str().unwrap())
+        .collect();
+    for name in ["bomb10.md", "bomb30.md", "deep.md"] {
+        assert!(warned.contains(&name), "{name} not reported: {report}");
+    }
+    let chunks = texts(&work.path().join("idx"));
+    for (name, needle) in [
+        ("bomb10.md", "The bomb10.md body is indexed."),
+        ("bomb30.md", "The bomb30.md body is indexed."),
+        ("deep.md", "Deep body text."),
+    ] {
+        let mine: Vec<&String> = chunks
+            .iter()
+            .filter(|(p, _)| p == name)
+            .map(|(_, t)| t)
+            .collect();
+        assert!(mine.iter().any(|t| t.contains(needle)), "{name}: {mine:?}");
+        // The refused YAML is not embedded.
+        assert!(
+            mine.iter().all(|t| !t.contains("*a") && !t.contains("[[[")),
+            "{name}: {mine:?}"
+        );
+    }
+}
+
+#[test]
+fn blobs_are_left_out_reported_and_do_not_stall_the_sync() {
+    let work = tempfile::tempdir().unwrap();
+    let docs = small_docs(work.path());
+    let mut rng = 0x2545f4914f6cdd1du64;
+    let mut base64 = String::new();
+    let alphabet = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    while base64.len() < 1 << 20 {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        base64.push(alphabet[(rng % 64) as usize] as char);
+    }
+    let uri = format!(
+        "# Screenshot\n\nBefore the image.\n\n![shot](data:image/png;base64,{})\n\nAfter the image.\n",
+        &base64[..256 << 10]
+    );
+    std::fs::write(docs.join("uri.md"), uri).unwrap();
+    let wrapped: String = base64
+        .as_bytes()
+        .chunks(76)
+        .map(|l| format!("{}\n", std::str::from_utf8(l).unwrap()))
+        .collect();
+    std::fs::write(
+        docs.join("wrapped.md"),
+        format!("# Key\n\nThe key follows.\n\n{wrapped}\nEnd of key.\n"),
+    )
+    .unwrap();
+    let numbers: String = (0..200_000).map(|i| format!("{i},")).collect();
+    std::fs::write(docs.join("numbers.txt"), format!("Numbers\n\n{numbers}\n")).unwrap();
+    std::fs::write(
+        docs.join("word.md"),
+        format!("# Word\n\n{}\n", "x".repeat(4 << 20)),
+    )
+    .unwrap();
+
+    let index = work.path().join("idx");
+    let report = sync(&docs, &index, 0);
+    let warned: Vec<&str> = report["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["path"].as_str().unwrap())
+        .collect();
+    for name in ["uri.md", "wrapped.md", "numbers.txt", "word.md"] {
+        assert!(warned.contains(&name), "{name} not reported: {report}");
+    }
+    let chunks = dump(&index);
+    for name in ["uri.md", "wrapped.md", "numbers.txt", "word.md"] {
+        let mine: Vec<&Value> = chunks.iter().filter(|c| c["path"] == name).collect();
+        assert!(
+            !mine.is_empty() && mine.len() <= 3,
+            "{name}: {} chunks",
+            mine.len()
+        );
+        for c in &mine {
+            let text = c["text"].as_str().unwrap();
+            assert!(text.len() < 2048, "{name}: a {}-byte chunk", text.len());
+            assert!(c["tokens"].as_u64().unwrap() <= 256);
+        }
+    }
+    // The prose around a blob is indexed, and provenance points into the real file.
+    let source = std::fs::read_to_string(docs.join("uri.md")).unwrap();
+    let uri_chunk = chunks.iter().find(|c| c["path"] == "uri.md").unwrap();
+    let text = uri_chunk["text"].as_str().unwrap();
+    assert!(
+        text.contains("Before the image.") && text.contains("After the image."),
+        "{text}"
+    );
+    let range = uri_chunk["byte_range"].as_array().unwrap();
+    let (a, b) = (
+        range[0].as_u64().unwrap() as usize,
+        range[1].as_u64().unwrap() as usize,
+    );
+    assert!(
+        source[a..b].contains("data:image/png;base64,")
+            && source[a..b].ends_with("After the image.")
+    );
+    assert!(
+        chunks
+            .iter()
+            .any(|c| c["path"] == "wrapped.md"
+                && c["text"].as_str().unwrap().contains("End of key."))
+    );
+}
+
+/// Syncs `docs` into `index` and kills the process with `signal` once `after` has passed.
+fn sync_and_signal(docs: &Path, index: &Path, signal: &str, after: Duration) -> Option<i32> {
+    let mut child = rag_index()
+        .args(["sync", s(docs), "--index", s(index)])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while started.elapsed() < after {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status.code();
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    Command::new("kill")
+        .args([signal, &child.id().to_string()])
+        .status()
+        .unwrap();
+    child.wait().unwrap().code()
+}
+
+#[test]
+fn readers_see_the_last_commit_after_a_killed_or_stopped_writer() {
+    let work = tempfile::tempdir().unwrap();
+    let docs = small_docs(work.path());
+    let index = work.path().join("idx");
+    sync(&docs, &index, 0);
+    let before = texts(&index);
+    // Enough new text that the sync is still embedding when it is stopped.
+    copy_corpus_files(
+        &docs,
+        &[
+            "reference/routing-configuration/http/middlewares/jwt.md",
+            "reference/routing-configuration/kubernetes/gateway-api.md",
+            "reference/install-configuration/entrypoints.md",
+        ],
+    );
+    let mut killed_mid_sync = 0;
+    for (signal, after_ms) in [("-KILL", 1500), ("-KILL", 2500), ("-TERM", 1500)] {
+        let code = sync_and_signal(&docs, &index, signal, Duration::from_millis(after_ms));
+        if code.is_some_and(|c| c == 0) {
+            continue; // finished before the signal: nothing to test this round
+        }
+        killed_mid_sync += 1;
+        if signal == "-TERM" {
+            assert_eq!(
+                code,
+                Some(143),
+                "SIGTERM ends the sync cleanly with 128 + 15"
+            );
+        }
+        // Right after the death, every reader works and sees the last committed state.
+        assert_eq!(texts(&index), before, "after {signal}");
+        run_expect(&["query", "--index", s(&index), "health check"], 0);
+        run_expect(&["stats", "--index", s(&index)], 0);
+        run_expect(&["verify", "--index", s(&index)], 0);
+    }
+    assert!(killed_mid_sync > 0, "no signal landed inside a sync");
+    sync(&docs, &index, 0);
+    assert_eq!(
+        dump(&index).len(),
+        expected_chunks(&docs, Some(&index)).len()
+    );
+    run_expect(&["verify", "--index", s(&index)], 0);
+}
+
+#[test]
+fn a_damaged_store_is_a_report_and_a_rebuild_not_a_panic() {
+    let work = tempfile::tempdir().unwrap();
+    let docs = small_docs(work.path());
+    let index = work.path().join("idx");
+    sync(&docs, &index, 0);
+    let db = index.join(rag_index_core::DB_FILE);
+    let good = std::fs::read(&db).unwrap();
+    let mut damages: Vec<(&str, Vec<u8>)> = Vec::new();
+    damages.push(("truncated", good[..good.len() / 3].to_vec()));
+    let mut header = good.clone();
+    header[..512].iter_mut().for_each(|b| *b = 0x5a);
+    damages.push(("garbage header", header));
+    let mut pages = good.clone();
+    for at in (4096..pages.len()).step_by(4096) {
+        for b in &mut pages[at + 64..(at + 2048).min(at + 4096)] {
+            *b ^= 0xff;
+        }
+    }
+    damages.push(("every page flipped", pages));
+    for (what, bytes) in damages {
+        std::fs::write(&db, &bytes).unwrap();
+        for args in [
+            vec!["query", "--index", s(&index), "health check"],
+            vec!["dump", "--index", s(&index)],
+            vec!["stats", "--index", s(&index)],
+            vec!["sync", s(&docs), "--index", s(&index)],
+        ] {
+            let (code, _) = code_of(&args);
+            assert_ne!(code, 0, "{what}: {args:?} succeeded on a damaged store");
+        }
+        let (code, _) = code_of(&["verify", "--index", s(&index)]);
+        assert_eq!(code, 1, "{what}: verify reports damage with exit 1");
+        // The way out: --reindex moves the damaged file aside and rebuilds from the folder.
+        let (code, stderr) = code_of(&["sync", s(&docs), "--index", s(&index), "--reindex"]);
+        assert_eq!(code, 0, "{what}: {stderr}");
+        assert!(stderr.contains("moved"), "{what}: {stderr}");
+        assert_eq!(
+            dump(&index).len(),
+            expected_chunks(&docs, Some(&index)).len()
+        );
+        run_expect(&["verify", "--index", s(&index)], 0);
+    }
+    let aside = std::fs::read_dir(&index)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().contains(".damaged-"))
+        .count();
+    assert_eq!(aside, 3, "every damaged store is kept aside, none deleted");
+}
+
+#[test]
+fn a_damaged_graph_is_rebuilt_by_the_next_sync() {
+    let work = tempfile::tempdir().unwrap();
+    let docs = small_docs(work.path());
+    let index = work.path().join("idx");
+    sync(&docs, &index, 0);
+    let graph = std::fs::read_dir(&index)
+        .unwrap()
+        .flatten()
+        .find(|e| e.file_name().to_string_lossy().starts_with("graph-"))
+        .unwrap()
+        .path();
+    std::fs::write(graph.join("search.bin"), b"garbage").unwrap();
+    let (code, _) = code_of(&["verify", "--index", s(&index)]);
+    assert_eq!(code, 1);
+    sync(&docs, &index, 0);
+    run_expect(&["verify", "--index", s(&index)], 0);
+}
+
+/// As root, permission bits do not stop reads: run the binary as `nobody` then.
+fn as_unprivileged(args: &[&str]) -> std::process::Output {
+    let bin = env!("CARGO_BIN_EXE_rag-index");
+    let models = Path::new(env!("CARGO_MANIFEST_DIR")).join("models/all-MiniLM-L6-v2");
+    let mut cmd = if is_root() {
+        let mut c = Command::new("setpriv");
+        c.args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "--",
+            bin,
+        ]);
+        c
+    } else {
+        Command::new(bin)
+    };
+    cmd.args(args)
+        .args(["--model-dir", s(&models)])
+        .env("RAG_INDEX_CACHE_DIR", "")
+        .env("HOME", "/tmp")
+        .env_remove("RUST_BACKTRACE")
+        .env_remove("RAG_INDEX_PATH");
+    cmd.output().unwrap()
+}
+
+fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| o.stdout.starts_with(b"0\n"))
+}
+
+#[test]
+fn an_unreadable_folder_keeps_its_chunks() {
+    use std::os::unix::fs::PermissionsExt;
+    let work = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(work.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let docs = work.path().join("docs");
+    copy_corpus_files(&docs, SMALL);
+    copy_corpus_files(&docs.join("sub"), &["deprecation/features.md"]);
+    let index = work.path().join("idx");
+    std::fs::create_dir_all(&index).unwrap();
+    for dir in [
+        &docs,
+        &docs.join("sub"),
+        &docs.join("sub/deprecation"),
+        &index,
+    ] {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+    }
+    let sync_json = || {
+        let out = as_unprivileged(&["sync", s(&docs), "--index", s(&index), "--json"]);
+        let report: Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|_| panic!("no report: {}", String::from_utf8_lossy(&out.stderr)));
+        (out.status.code(), report)
+    };
+    let (code, report) = sync_json();
+    assert_eq!(code, Some(0), "{report}");
+    let before = texts(&index);
+    assert!(before.iter().any(|(p, _)| p.starts_with("sub/")));
+
+    std::fs::set_permissions(docs.join("sub"), std::fs::Permissions::from_mode(0o000)).unwrap();
+    let (code, report) = sync_json();
+    std::fs::set_permissions(docs.join("sub"), std::fs::Permissions::from_mode(0o777)).unwrap();
+    assert_eq!(code, Some(1), "an unreadable folder is a failure: {report}");
+    assert_eq!(report["files"]["removed"], 0, "{report}");
+    assert!(report["errors"].to_string().contains("sub"), "{report}");
+    assert_eq!(
+        texts(&index),
+        before,
+        "nothing under the folder was dropped"
+    );
+}
+
+#[test]
+fn a_closed_stdout_after_the_commit_is_not_a_failure() {
+    let work = tempfile::tempdir().unwrap();
+    let docs = small_docs(work.path());
+    let index = work.path().join("idx");
+    let mut child = rag_index()
+        .args(["sync", s(&docs), "--index", s(&index), "--json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take()); // the reader goes away, like `| true`
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        dump(&index).len(),
+        expected_chunks(&docs, Some(&index)).len()
+    );
+    // Readers that lose their stdout end quietly too.
+    let mut q = rag_index()
+        .args(["dump", "--index", s(&index)])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(q.stdout.take());
+    let out = q.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn links_nul_bytes_nested_indexes_and_unbounded_inputs() {
+    let work = tempfile::tempdir().unwrap();
+    let docs = small_docs(work.path());
+    let outside = work.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(
+        outside.join("secret.md"),
+        "# Secret\n\nThe outside secret.\n",
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(outside.join("secret.md"), docs.join("passwd.md")).unwrap();
+    let mut late_nul = "# Late\n\n".to_string() + &"words and more words ".repeat(1000);
+    late_nul.push('\0');
+    std::fs::write(docs.join("late-nul.md"), late_nul).unwrap();
+
+    let index = work.path().join("idx");
+    let report = sync(&docs, &index, 1);
+    assert!(
+        report["errors"].to_string().contains("late-nul.md"),
+        "{report}"
+    );
+    assert!(
+        texts(&index)
+            .iter()
+            .all(|(p, t)| p != "passwd.md" && !t.contains("outside secret"))
+    );
+    run_expect(&["sync", s(&docs), "--index", s(&index), "--follow"], 1);
+    assert!(
+        texts(&index).iter().any(|(p, _)| p == "passwd.md"),
+        "--follow follows the link"
+    );
+
+    // An index inside the folder would hide files under it: refused unless hidden.
+    let (code, stderr) = code_of(&["sync", s(&docs), "--index", s(&docs.join("idx"))]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("inside the folder"), "{stderr}");
+
+    // Unbounded query input is an error, not an out-of-memory kill.
+    let (code, stderr) = code_of(&["query", "--index", s(&index), "--queries", "/dev/zero"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("longer than"), "{stderr}");
+
+    // A question without evidence would count as answered by anything.
+    let questions = work.path().join("q.jsonl");
+    std::fs::write(
+        &questions,
+        "{\"id\":\"x\",\"question\":\"health?\",\"evidence\":[]}\n",
+    )
+    .unwrap();
+    let (code, stderr) = code_of(&["eval", s(&questions), "--index", s(&index)]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("no evidence"), "{stderr}");
+}
