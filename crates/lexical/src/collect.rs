@@ -27,7 +27,9 @@ pub(crate) struct Candidate {
 }
 
 impl Candidate {
-    /// Better is a higher score, then (for a stable order among ties) a lower point.
+    /// Better is a higher score, then a lower point: a deterministic order among the hits kept.
+    /// (Which of several docs tied at the k-th score are kept depends on segment order, as
+    /// pruning admits only scores above the threshold.)
     fn better(&self, other: &Self) -> Ordering {
         self.score
             .total_cmp(&other.score)
