@@ -96,7 +96,9 @@ fn delete_twenty_add_twenty_touches_only_those() {
             .unwrap();
     }
     batch.commit(2).unwrap();
-    let mut expected: BTreeSet<u64> = (0..1000).filter(|n| !(n % 7 == 0 && n / 7 < 20)).collect();
+    let mut expected: BTreeSet<u64> = (0..1000)
+        .filter(|n: &u64| !(n.is_multiple_of(7) && n / 7 < 20))
+        .collect();
     expected.extend(5000..5020);
     let indexed: BTreeSet<u64> = index
         .chunk_ids()
