@@ -22,7 +22,8 @@
 //! - **Analyzer for technical text** ([`TechTokenizer`]): identifiers are indexed whole and by
 //!   parts (`maxConcurrentStreams`, `--entrypoints.web.address`, `X-Forwarded-For`,
 //!   `snake_case_name`), prose is stemmed, numbers kept. Queries go through the same analyzer and
-//!   have no syntax: any text is a valid query. The analyzer docs say what is emitted and why.
+//!   have no syntax: any text is a valid query. The [`analyzer`](mod@analyzer) module says what is emitted and
+//!   why.
 //! - **Verification**: [`LexicalIndex::chunk_ids`] lists every indexed `(chunk_id, point)`,
 //!   [`LexicalIndex::point_of`] looks one up, [`LexicalIndex::num_docs`] counts them.
 //!
@@ -55,7 +56,7 @@
 //! compression codecs, since the document store is unused, nor tantivy's stemmer set: the English
 //! Snowball stemmer comes from `frostem` directly).
 
-mod analyzer;
+pub mod analyzer;
 mod collect;
 mod dir;
 mod error;

@@ -44,7 +44,8 @@ pub(crate) fn new_writer(
     })
 }
 
-/// A batch of changes to the index, from [`LexicalIndex::writer`]. Nothing it does is visible,
+/// A batch of changes to the index, from [`LexicalIndex::writer`] (one at a time: asking for a
+/// second one on the same thread while the first lives deadlocks). Nothing it does is visible,
 /// nor survives a crash, until [`LexicalWriter::commit`]; dropping it discards everything.
 /// Operations apply in order, so `delete(id)` then `add(doc with id)` replaces a chunk.
 pub struct LexicalWriter<'a> {
