@@ -1,0 +1,156 @@
+//! Top-k collection with the caller's filter applied inside the scan, plus the per-document
+//! reads (point, chunk ID) that hits and verification need.
+//!
+//! This does not go through tantivy's `Collector` trait: its segment collectors must be
+//! `'static`, so they cannot borrow the caller's `allow` closure. Instead it drives the query's
+//! [`Weight`] over each segment itself, as tantivy's own top-docs collector does, and keeps one
+//! heap across segments so block-WAND pruning uses the k-th best *allowed* score found so far.
+//! A document that is not allowed never enters the heap, so k allowed hits come back whenever k
+//! allowed matching documents exist, however rare.
+
+use std::cmp::{Ordering, Reverse};
+use std::collections::BinaryHeap;
+
+use tantivy::columnar::StrColumn;
+use tantivy::query::Weight;
+use tantivy::{DocId, Score, Searcher, SegmentReader};
+
+use crate::schema::{CHUNK_ID, POINT};
+
+/// A candidate hit: its score, where it is, and its point.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Candidate {
+    pub score: Score,
+    pub segment: u32,
+    pub doc: DocId,
+    pub point: u64,
+}
+
+impl Candidate {
+    /// Better is a higher score, then a lower point: a deterministic order among the hits kept.
+    /// (Which of several docs tied at the k-th score are kept depends on segment order, as
+    /// pruning admits only scores above the threshold.)
+    fn better(&self, other: &Self) -> Ordering {
+        self.score
+            .total_cmp(&other.score)
+            .then_with(|| other.point.cmp(&self.point))
+    }
+}
+
+impl PartialEq for Candidate {
+    fn eq(&self, other: &Self) -> bool {
+        self.better(other) == Ordering::Equal
+    }
+}
+impl Eq for Candidate {}
+impl PartialOrd for Candidate {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Candidate {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.better(other)
+    }
+}
+
+/// The best `k` live, allowed documents matching `weight`, best first.
+pub(crate) fn top_k(
+    searcher: &Searcher,
+    weight: &dyn Weight,
+    k: usize,
+    allow: Option<&(dyn Fn(u64) -> bool + Sync)>,
+) -> tantivy::Result<Vec<Candidate>> {
+    if k == 0 {
+        return Ok(Vec::new());
+    }
+    // A min-heap of the best k so far: its top is the worst kept, whose score is the threshold.
+    let mut heap: BinaryHeap<Reverse<Candidate>> = BinaryHeap::with_capacity(k + 1);
+    for (segment, reader) in searcher.segment_readers().iter().enumerate() {
+        let points = reader.fast_fields().u64(POINT)?;
+        let alive = reader.alive_bitset();
+        let mut threshold = threshold_of(&heap, k);
+        weight.for_each_pruning(threshold, reader, &mut |doc, score| {
+            if alive.is_some_and(|alive| alive.is_deleted(doc)) {
+                return threshold;
+            }
+            let Some(point) = points.first(doc) else {
+                return threshold;
+            };
+            if allow.is_some_and(|allow| !allow(point)) {
+                return threshold;
+            }
+            heap.push(Reverse(Candidate {
+                score,
+                segment: segment as u32,
+                doc,
+                point,
+            }));
+            if heap.len() > k {
+                heap.pop();
+            }
+            threshold = threshold_of(&heap, k);
+            threshold
+        })?;
+    }
+    let mut best: Vec<Candidate> = heap.into_iter().map(|Reverse(c)| c).collect();
+    best.sort_by(|a, b| b.better(a));
+    Ok(best)
+}
+
+/// Scores at or below this cannot enter a full heap.
+fn threshold_of(heap: &BinaryHeap<Reverse<Candidate>>, k: usize) -> Score {
+    match heap.peek() {
+        Some(Reverse(worst)) if heap.len() >= k => worst.score,
+        _ => Score::MIN,
+    }
+}
+
+/// Reads the chunk ID of documents of one segment.
+pub(crate) struct ChunkIds {
+    column: Option<StrColumn>,
+    buffer: String,
+}
+
+impl ChunkIds {
+    pub(crate) fn new(reader: &SegmentReader) -> tantivy::Result<Self> {
+        Ok(ChunkIds {
+            column: reader.fast_fields().str(CHUNK_ID)?,
+            buffer: String::new(),
+        })
+    }
+
+    /// The chunk ID of `doc`, or `None` if the segment has none for it (only in a damaged index).
+    pub(crate) fn get(&mut self, doc: DocId) -> std::io::Result<Option<String>> {
+        let Some(column) = &self.column else {
+            return Ok(None);
+        };
+        let Some(ord) = column.ords().first(doc) else {
+            return Ok(None);
+        };
+        Ok(column
+            .ord_to_str(ord, &mut self.buffer)?
+            .then(|| self.buffer.clone()))
+    }
+}
+
+/// Calls `each(chunk_id, point)` for every live document of the searcher.
+pub(crate) fn for_each_doc(
+    searcher: &Searcher,
+    mut each: impl FnMut(String, u64),
+) -> tantivy::Result<()> {
+    for reader in searcher.segment_readers() {
+        let points = reader.fast_fields().u64(POINT)?;
+        let mut ids = ChunkIds::new(reader)?;
+        let alive = reader.alive_bitset();
+        for doc in 0..reader.max_doc() {
+            if alive.is_some_and(|alive| alive.is_deleted(doc)) {
+                continue;
+            }
+            if let (Some(id), Some(point)) = (ids.get(doc)?, points.first(doc)) {
+                each(id, point);
+            }
+        }
+    }
+    Ok(())
+}
