@@ -182,6 +182,16 @@ pub(crate) fn escape_cell(s: &str) -> String {
     s.replace('|', "\\|")
 }
 
+/// Whether a paragraph starting with `s` would be read as other block syntax (needs a `\`).
+pub(crate) fn starts_like_block(s: &str) -> bool {
+    s.starts_with(['#', '>', '|'])
+        || s.starts_with("```")
+        || s.starts_with("~~~")
+        || ["- ", "* ", "+ "]
+            .iter()
+            .any(|m| s.starts_with(m) || s == m.trim())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,7 +8,7 @@ use std::ops::Range;
 use ego_tree::NodeRef;
 use scraper::{ElementRef, Html, Node, Selector, node::Element};
 
-use crate::builder::{MarkdownBuilder, escape_cell};
+use crate::builder::{MarkdownBuilder, escape_cell, starts_like_block};
 use crate::convert::{Converted, FormatError, check_size, decode_text};
 use crate::html_locate::Locator;
 
@@ -138,15 +138,6 @@ impl Inline {
             b.span(base + r.start..base + r.end, Some(src), None);
         }
     }
-}
-
-fn starts_like_block(s: &str) -> bool {
-    s.starts_with(['#', '>', '|'])
-        || s.starts_with("```")
-        || s.starts_with("~~~")
-        || ["- ", "* ", "+ "]
-            .iter()
-            .any(|m| s.starts_with(m) || s == m.trim())
 }
 
 #[derive(Debug, Clone, Copy)]

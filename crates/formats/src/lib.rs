@@ -32,6 +32,7 @@ mod code;
 mod config;
 mod convert;
 mod docx;
+mod docx_body;
 mod format;
 mod html;
 mod html_locate;

@@ -133,3 +133,8 @@ fn python_docs_html_evidence() {
     );
     assert!(failed.is_empty(), "{failed:#?}");
 }
+
+#[test]
+fn bash_docx_evidence() {
+    check_bash("docx", 0);
+}
