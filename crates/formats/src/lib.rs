@@ -30,6 +30,7 @@
 mod builder;
 mod code;
 mod config;
+mod config_yaml;
 mod convert;
 mod docx;
 mod docx_body;
