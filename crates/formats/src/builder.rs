@@ -4,6 +4,9 @@ use std::ops::Range;
 
 use crate::convert::{Converted, SourceSpan};
 
+/// A piece of a code block: range in the code, source bytes, page.
+pub(crate) type CodePiece = (Range<usize>, Option<Range<usize>>, Option<u32>);
+
 /// Markdown under construction with its [`SourceSpan`]s (sorted and disjoint by construction).
 #[derive(Debug, Default)]
 pub(crate) struct MarkdownBuilder {
@@ -23,6 +26,15 @@ impl MarkdownBuilder {
 
     pub(crate) fn as_str(&self) -> &str {
         &self.out
+    }
+
+    /// Removes the last character written (a line-end hyphen).
+    pub(crate) fn pop_char(&mut self) {
+        self.out.pop();
+        let len = self.out.len();
+        if let Some(last) = self.spans.last_mut() {
+            last.markdown.end = last.markdown.end.min(len);
+        }
     }
 
     /// Appends synthesised markup (no provenance).
@@ -96,12 +108,7 @@ impl MarkdownBuilder {
     }
 
     /// A fenced code block around `code`, whose pieces are `(range in code, source, page)`.
-    pub(crate) fn code_block(
-        &mut self,
-        info: &str,
-        code: &str,
-        pieces: &[(Range<usize>, Option<Range<usize>>, Option<u32>)],
-    ) {
+    pub(crate) fn code_block(&mut self, info: &str, code: &str, pieces: &[CodePiece]) {
         let code = code.trim_end_matches(['\n', ' ', '\t', '\r']);
         if code.trim().is_empty() {
             return;

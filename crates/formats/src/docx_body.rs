@@ -109,11 +109,7 @@ pub(crate) fn parse(xml: &[u8]) -> Result<Vec<Block>, FormatError> {
                     _ => empty_element(&e, para.as_mut(), p_depth, in_ppr),
                 }
             }
-            Event::Empty(e) => {
-                if skip == 0 {
-                    empty_element(&e, para.as_mut(), p_depth, in_ppr);
-                }
-            }
+            Event::Empty(e) if skip == 0 => empty_element(&e, para.as_mut(), p_depth, in_ppr),
             Event::End(e) => {
                 depth = depth.saturating_sub(1);
                 if skip > 0 {

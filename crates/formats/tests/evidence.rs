@@ -138,3 +138,8 @@ fn python_docs_html_evidence() {
 fn bash_docx_evidence() {
     check_bash("docx", 0);
 }
+
+#[test]
+fn bash_pdf_evidence() {
+    check_bash("pdf", 0);
+}
