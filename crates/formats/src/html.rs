@@ -1,0 +1,624 @@
+//! HTML to Markdown: html5ever (through `scraper`) builds the DOM exactly as a browser would, then
+//! one walk over the main content emits headings, paragraphs, lists, definition lists, tables and
+//! code blocks. Navigation and page furniture (Sphinx sidebars, Texinfo node headers, permalinks)
+//! are dropped.
+
+use std::ops::Range;
+
+use ego_tree::NodeRef;
+use scraper::{ElementRef, Html, Node, Selector, node::Element};
+
+use crate::builder::{MarkdownBuilder, escape_cell, starts_like_block};
+use crate::convert::{Converted, FormatError, check_size, decode_text};
+use crate::html_locate::Locator;
+
+/// Deeper elements are read as plain text (keeps the walk's recursion bounded).
+const MAX_DEPTH: usize = 160;
+/// Wider tables are cut (a hostile `colspan` soup cannot blow up the Markdown).
+const MAX_COLUMNS: usize = 64;
+
+pub(crate) fn convert(bytes: &[u8]) -> Result<Converted, FormatError> {
+    check_size(bytes)?;
+    let text = decode_text("html", bytes)?;
+    let lossy = matches!(text, std::borrow::Cow::Owned(_));
+    let doc = Html::parse_document(&text);
+    let title = select_first(&doc, "title").map(|t| collapse(&t.text().collect::<String>()));
+    let title = title.filter(|t| !t.is_empty());
+    let (root, rooted) = main_content(&doc);
+    let body_at = find_ascii_ci(&text, "<body").unwrap_or(0);
+    let mut w = Walker {
+        b: MarkdownBuilder::new(),
+        loc: Locator::new(&text, body_at),
+        inline: Inline::default(),
+        terms: Vec::new(),
+        marker: None,
+        indents: Vec::new(),
+        lists: Vec::new(),
+        inline_mode: false,
+        rooted,
+        lang: String::new(),
+    };
+    w.walk(*root, 0);
+    w.flush();
+    w.emit_terms();
+    let exhausted = w.loc.exhausted();
+    let mut out = w.b.into_converted("html", title);
+    if lossy {
+        out.warnings
+            .push("invalid UTF-8 bytes were replaced; source offsets are approximate".into());
+    }
+    if exhausted {
+        out.warnings
+            .push("source offsets were given up part way (text not found)".into());
+    }
+    Ok(out)
+}
+
+fn select_first<'a>(doc: &'a Html, css: &str) -> Option<ElementRef<'a>> {
+    let sel = Selector::parse(css).ok()?;
+    doc.select(&sel).next()
+}
+
+/// The article of the page (`[role=main]`, `main`, `article`, Sphinx `div.body`), else `body`.
+/// The flag says whether a content element was found (then `header` elements are content).
+fn main_content(doc: &Html) -> (ElementRef<'_>, bool) {
+    for css in ["[role=main]", "main", "article", "div.body"] {
+        if let Some(e) = select_first(doc, css) {
+            return (e, true);
+        }
+    }
+    (
+        select_first(doc, "body").unwrap_or_else(|| doc.root_element()),
+        false,
+    )
+}
+
+fn find_ascii_ci(hay: &str, needle: &str) -> Option<usize> {
+    let n = needle.as_bytes();
+    hay.as_bytes()
+        .windows(n.len())
+        .position(|w| w.eq_ignore_ascii_case(n))
+}
+
+fn is_ws(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\n' | '\r' | '\x0c' | '\u{a0}')
+}
+
+/// Collapses whitespace runs (and no-break spaces) to one space, trimmed.
+pub(crate) fn collapse(s: &str) -> String {
+    s.split(is_ws)
+        .filter(|w| !w.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Prose being gathered: whitespace-collapsed text plus where each piece came from.
+#[derive(Debug, Default)]
+struct Inline {
+    text: String,
+    marks: Vec<(Range<usize>, Range<usize>)>,
+    space: bool,
+}
+
+impl Inline {
+    fn push(&mut self, t: &str, src: Option<Range<usize>>) {
+        let mut start = None;
+        for ch in t.chars() {
+            if is_ws(ch) {
+                self.space = !self.text.is_empty();
+                continue;
+            }
+            if std::mem::take(&mut self.space) {
+                self.text.push(' ');
+            }
+            start.get_or_insert(self.text.len());
+            self.text.push(ch);
+        }
+        if let (Some(s), Some(src)) = (start, src) {
+            self.marks.push((s..self.text.len(), src));
+        }
+    }
+
+    fn space(&mut self) {
+        self.space = !self.text.is_empty();
+    }
+
+    fn is_empty(&self) -> bool {
+        self.text.is_empty()
+    }
+
+    /// Writes the text, escaping a leading character that Markdown would read as block syntax.
+    fn write(self, b: &mut MarkdownBuilder, escape_start: bool) {
+        if escape_start && starts_like_block(&self.text) {
+            b.markup("\\");
+        }
+        let base = b.len();
+        b.markup(&self.text);
+        for (r, src) in self.marks {
+            b.span(base + r.start..base + r.end, Some(src), None);
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+enum List {
+    Bullet,
+    Ordered(u64),
+}
+
+struct Walker<'a> {
+    b: MarkdownBuilder,
+    loc: Locator<'a>,
+    inline: Inline,
+    /// Definition-list terms waiting for their description's first paragraph.
+    terms: Vec<Inline>,
+    /// List marker waiting for the item's first paragraph.
+    marker: Option<String>,
+    /// Continuation indent of each open list item.
+    indents: Vec<usize>,
+    lists: Vec<List>,
+    /// Inside a heading, table cell or term: blocks are flattened to text.
+    inline_mode: bool,
+    rooted: bool,
+    /// Info string for code blocks (Sphinx `highlight-LANG` wrappers).
+    lang: String,
+}
+
+impl Walker<'_> {
+    fn walk(&mut self, node: NodeRef<'_, Node>, depth: usize) {
+        match node.value() {
+            Node::Text(t) => {
+                let src = self.loc.locate(t);
+                self.inline.push(t, src);
+            }
+            Node::Element(e) => {
+                if depth > MAX_DEPTH {
+                    self.flat_text(node);
+                } else if !self.skip(node, e) {
+                    self.element(node, e, depth);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn children(&mut self, node: NodeRef<'_, Node>, depth: usize) {
+        for c in node.children() {
+            self.walk(c, depth + 1);
+        }
+    }
+
+    /// All text below `node` as prose, without recursion.
+    fn flat_text(&mut self, node: NodeRef<'_, Node>) {
+        for d in node.descendants() {
+            if let Node::Text(t) = d.value() {
+                let src = self.loc.locate(t);
+                self.inline.push(t, src);
+            }
+        }
+    }
+
+    fn skip(&self, node: NodeRef<'_, Node>, e: &Element) -> bool {
+        const DROPPED: &[&str] = &[
+            "script", "style", "noscript", "template", "head", "nav", "aside", "form", "button",
+            "input", "select", "textarea", "svg", "math", "iframe", "object", "canvas", "audio",
+            "video", "map", "footer",
+        ];
+        const NAV_CLASSES: &[&str] = &[
+            "headerlink",       // Sphinx ¶ permalinks
+            "copiable-anchor",  // Texinfo ¶ anchors
+            "sphinxsidebar",    // Sphinx sidebar
+            "related",          // Sphinx top/bottom navigation bars
+            "header",           // Texinfo node navigation (Next/Previous/Up)
+            "section-toc",      // Texinfo per-node menu
+            "Contents_element", // Texinfo table of contents
+            "Overview_element", // Texinfo short table of contents
+            "contents",         // tables of contents (Texinfo, docutils)
+            "mini-toc",
+        ];
+        let name = e.name();
+        if DROPPED.contains(&name) || (name == "header" && !self.rooted) {
+            return true;
+        }
+        if e.attr("hidden").is_some() || e.attr("aria-hidden") == Some("true") {
+            return true;
+        }
+        if let Some(role) = e.attr("role")
+            && [
+                "navigation",
+                "banner",
+                "contentinfo",
+                "search",
+                "complementary",
+            ]
+            .contains(&role)
+        {
+            return true;
+        }
+        if e.classes()
+            .any(|c| NAV_CLASSES.contains(&c) || c.starts_with("index-"))
+        {
+            return true;
+        }
+        // Texinfo index "Jump to:" letter bars.
+        name == "table"
+            && node.descendants().any(|d| {
+                matches!(d.value(), Node::Element(x) if x.classes().any(|c| c == "summary-letter"))
+            })
+    }
+
+    fn element(&mut self, node: NodeRef<'_, Node>, e: &Element, depth: usize) {
+        let name = e.name();
+        if self.inline_mode {
+            let block = is_block(name);
+            if block || name == "br" {
+                self.inline.space();
+            }
+            if name == "img" {
+                self.alt(e);
+            }
+            self.children(node, depth);
+            if block {
+                self.inline.space();
+            }
+            return;
+        }
+        match name {
+            "h1" | "h2" | "h3" | "h4" | "h5" | "h6" => {
+                let level = usize::from(name.as_bytes()[1] - b'0');
+                self.block_start();
+                let text = self.gather(node, depth);
+                if !text.is_empty() {
+                    self.b.heading_prefix(level);
+                    text.write(&mut self.b, false);
+                    self.b.end_block();
+                }
+            }
+            "pre" | "xmp" | "listing" | "plaintext" => self.code(node),
+            "ul" | "ol" | "menu" => {
+                self.block_start();
+                let list = if name == "ol" {
+                    List::Ordered(
+                        e.attr("start")
+                            .and_then(|s| s.trim().parse().ok())
+                            .unwrap_or(1),
+                    )
+                } else {
+                    List::Bullet
+                };
+                self.lists.push(list);
+                self.children(node, depth);
+                self.lists.pop();
+                self.flush();
+            }
+            "li" => {
+                self.flush();
+                let marker = match self.lists.last_mut() {
+                    Some(List::Ordered(n)) => {
+                        let m = format!("{n}. ");
+                        *n += 1;
+                        m
+                    }
+                    _ => "- ".to_string(),
+                };
+                self.indents.push(marker.len());
+                self.marker = Some(marker);
+                self.children(node, depth);
+                self.flush();
+                self.marker = None;
+                self.indents.pop();
+            }
+            "dl" => {
+                self.block_start();
+                self.children(node, depth);
+                self.flush();
+                self.emit_terms();
+            }
+            "dt" => {
+                self.flush();
+                let term = self.gather(node, depth);
+                if !term.is_empty() {
+                    self.terms.push(term);
+                }
+            }
+            "dd" => {
+                self.flush();
+                self.children(node, depth);
+                self.flush();
+                self.emit_terms();
+            }
+            "table" => self.table(node, depth),
+            "hr" => self.block_start(),
+            "br" => self.inline.space(),
+            "img" => self.alt(e),
+            _ if is_block(name) => {
+                let saved = self.lang.clone();
+                if let Some(l) = e.classes().find_map(|c| c.strip_prefix("highlight-")) {
+                    self.lang = match l {
+                        "default" | "none" | "text" => String::new(),
+                        "python3" => "python".into(),
+                        other => other.to_string(),
+                    };
+                }
+                self.flush();
+                self.children(node, depth);
+                self.flush();
+                self.lang = saved;
+            }
+            _ => self.children(node, depth),
+        }
+    }
+
+    fn alt(&mut self, e: &Element) {
+        if let Some(alt) = e.attr("alt").filter(|a| !a.trim().is_empty()) {
+            self.inline.space();
+            self.inline.push(alt, None);
+            self.inline.space();
+        }
+    }
+
+    /// Text of `node`'s children as one line (heading, term, cell).
+    fn gather(&mut self, node: NodeRef<'_, Node>, depth: usize) -> Inline {
+        let outer = std::mem::take(&mut self.inline);
+        let mode = std::mem::replace(&mut self.inline_mode, true);
+        self.children(node, depth);
+        self.inline_mode = mode;
+        std::mem::replace(&mut self.inline, outer)
+    }
+
+    /// Before a block that is not a paragraph: pending prose and lone terms go out first.
+    fn block_start(&mut self) {
+        self.flush();
+        self.emit_terms();
+    }
+
+    /// Emits gathered prose as a paragraph (with a pending list marker and term lines).
+    fn flush(&mut self) {
+        if self.inline.is_empty() {
+            self.inline = Inline::default();
+            return;
+        }
+        let para = std::mem::take(&mut self.inline);
+        self.b.end_block();
+        let indent: usize = self.indents.iter().sum();
+        match self.marker.take() {
+            Some(m) => {
+                self.b.markup(&" ".repeat(indent - m.len()));
+                self.b.markup(&m);
+            }
+            None => self.b.markup(&" ".repeat(indent)),
+        }
+        for (i, term) in std::mem::take(&mut self.terms).into_iter().enumerate() {
+            term.write(&mut self.b, i == 0);
+            self.b.markup("\n");
+        }
+        para.write(&mut self.b, true);
+        self.b.end_block();
+    }
+
+    /// Terms whose description had no paragraph: a paragraph of their own.
+    fn emit_terms(&mut self) {
+        if self.terms.is_empty() {
+            return;
+        }
+        self.b.end_block();
+        let terms = std::mem::take(&mut self.terms);
+        let n = terms.len();
+        for (i, term) in terms.into_iter().enumerate() {
+            term.write(&mut self.b, i == 0);
+            if i + 1 < n {
+                self.b.markup("\n");
+            }
+        }
+        self.b.end_block();
+    }
+
+    /// `pre`: text kept verbatim (whitespace and all) in a fenced block.
+    fn code(&mut self, node: NodeRef<'_, Node>) {
+        self.block_start();
+        let mut code = String::new();
+        let mut pieces = Vec::new();
+        for d in node.descendants() {
+            match d.value() {
+                Node::Text(t) => {
+                    let start = code.len();
+                    code.push_str(t);
+                    if let Some(src) = self.loc.locate(t) {
+                        let lead = t.len() - t.trim_start().len();
+                        pieces.push((start + lead..code.len(), Some(src), None));
+                    }
+                }
+                Node::Element(e) if e.name() == "br" => code.push('\n'),
+                _ => {}
+            }
+        }
+        let lang = self.lang.clone();
+        self.b.code_block(&lang, &code, &pieces);
+    }
+
+    fn table(&mut self, node: NodeRef<'_, Node>, depth: usize) {
+        self.block_start();
+        let mut rows: Vec<Vec<Inline>> = Vec::new();
+        let mut caption = None;
+        self.rows(node, depth, &mut rows, &mut caption);
+        if let Some(c) = caption.filter(|c: &Inline| !c.is_empty()) {
+            self.b.end_block();
+            c.write(&mut self.b, true);
+            self.b.end_block();
+        }
+        rows.retain(|cells| cells.iter().any(|c| !c.is_empty()));
+        let cols = rows
+            .iter()
+            .map(Vec::len)
+            .max()
+            .unwrap_or(0)
+            .min(MAX_COLUMNS);
+        if cols == 0 {
+            return;
+        }
+        if cols == 1 && rows.len() == 1 {
+            // A layout table around one block of text.
+            let cells = rows.pop().unwrap_or_default();
+            self.inline = cells.into_iter().next().unwrap_or_default();
+            self.flush();
+            return;
+        }
+        self.b.end_block();
+        for (i, cells) in rows.into_iter().enumerate() {
+            let mut cells = cells.into_iter();
+            for _ in 0..cols {
+                self.b.markup("| ");
+                if let Some(cell) = cells.next() {
+                    let base = self.b.len();
+                    let text = escape_cell(&cell.text);
+                    self.b.markup(&text);
+                    if text.len() == cell.text.len() {
+                        for (r, src) in cell.marks {
+                            self.b.span(base + r.start..base + r.end, Some(src), None);
+                        }
+                    }
+                }
+                self.b.markup(" ");
+            }
+            self.b.markup("|\n");
+            if i == 0 {
+                self.b.markup(&"|---".repeat(cols));
+                self.b.markup("|\n");
+            }
+        }
+        self.b.end_block();
+    }
+
+    /// Rows of a table (through `thead`/`tbody`/`tfoot`, not into nested tables).
+    fn rows(
+        &mut self,
+        node: NodeRef<'_, Node>,
+        depth: usize,
+        rows: &mut Vec<Vec<Inline>>,
+        caption: &mut Option<Inline>,
+    ) {
+        for c in node.children() {
+            let Node::Element(e) = c.value() else {
+                continue;
+            };
+            if self.skip(c, e) {
+                continue;
+            }
+            match e.name() {
+                "thead" | "tbody" | "tfoot" if depth < MAX_DEPTH => {
+                    self.rows(c, depth + 1, rows, caption)
+                }
+                "caption" => *caption = Some(self.gather(c, depth)),
+                "tr" => {
+                    let mut cells = Vec::new();
+                    for cell in c.children() {
+                        let Node::Element(ce) = cell.value() else {
+                            continue;
+                        };
+                        if matches!(ce.name(), "td" | "th") && cells.len() < MAX_COLUMNS {
+                            cells.push(self.gather(cell, depth + 1));
+                        }
+                    }
+                    rows.push(cells);
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+fn is_block(name: &str) -> bool {
+    matches!(
+        name,
+        "p" | "div"
+            | "section"
+            | "article"
+            | "main"
+            | "header"
+            | "blockquote"
+            | "figure"
+            | "figcaption"
+            | "center"
+            | "address"
+            | "body"
+            | "html"
+            | "details"
+            | "summary"
+            | "fieldset"
+            | "legend"
+            | "h1"
+            | "h2"
+            | "h3"
+            | "h4"
+            | "h5"
+            | "h6"
+            | "pre"
+            | "ul"
+            | "ol"
+            | "li"
+            | "dl"
+            | "dt"
+            | "dd"
+            | "table"
+            | "tr"
+            | "td"
+            | "th"
+            | "caption"
+            | "hr"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn md(html: &str) -> String {
+        convert(html.as_bytes())
+            .map(|c| c.markdown)
+            .unwrap_or_else(|e| e.to_string())
+    }
+
+    #[test]
+    fn blocks_and_inline_text() {
+        let out = md(
+            "<html><head><title> T  x </title><style>p{}</style></head><body>\
+            <h2>Head<a class=headerlink>¶</a></h2><p>One <code>two</code>\n  three</p>\
+            <ul><li>a</li><li><p>b</p><ol><li>c</li></ol></li></ul>\
+            <dl><dt>-N <var>file</var></dt><dd><p>True if file</p><p>More.</p></dd></dl>\
+            <pre>x  = 1\n  y</pre><table><tr><th>K</th><th>V</th></tr><tr><td>a|b</td></tr></table>\
+            <script>bad()</script></body></html>",
+        );
+        insta::assert_snapshot!(out);
+    }
+
+    #[test]
+    fn main_content_wins_over_furniture() {
+        let out = md(
+            "<body><div class=nav>menu</div><div role=main><p>text</p></div>\
+            <div class=footer>foot</div></body>",
+        );
+        assert_eq!(out, "text\n");
+    }
+
+    #[test]
+    fn spans_point_at_source_text() {
+        let src = "<body><p>Hello <b>bold</b> world</p><pre>a &lt; b</pre></body>";
+        let c = convert(src.as_bytes()).unwrap();
+        for s in &c.spans {
+            let m = &c.markdown[s.markdown.clone()];
+            let r = s.source.clone().unwrap();
+            assert!(src[r].contains(m.split(' ').next().unwrap()), "{m:?}");
+        }
+        let p = c.provenance(0..5);
+        assert_eq!(p.source.map(|r| &src[r]), Some("Hello <b>bold</b> world"));
+    }
+
+    #[test]
+    fn deep_nesting_and_binary_are_bounded() {
+        let deep = "<div>".repeat(20_000) + "deep text" + &"</div>".repeat(20_000);
+        assert_eq!(md(&deep), "deep text\n");
+        let bin = [0u8, 1, 2, 0, 0xff, 0xfe, 0].repeat(100);
+        assert!(matches!(convert(&bin), Err(FormatError::Invalid { .. })));
+        assert_eq!(md("<p>unclosed <b>bold <i>it"), "unclosed bold it\n");
+    }
+}

@@ -1,0 +1,66 @@
+//! Converts HTML, DOCX, PDF, source code and config/data files to Markdown for rag-index.
+//!
+//! Each format has its own converter; all of them return a [`Converted`]: Markdown in the shape the
+//! structure-aware Markdown chunker expects (headings, paragraphs, GFM tables, fenced code, lists),
+//! the document title, metadata, and [`SourceSpan`]s that map Markdown byte ranges back to file
+//! bytes or PDF pages ([`Converted::provenance`]). Every parser is bounded (input size, decompressed
+//! size, nesting depth, YAML node count, PDF pages) and dependency panics are caught, so hostile
+//! input gives a typed [`FormatError`], never a crash.
+//!
+//! # Example
+//!
+//! ```
+//! use rag_formats::{convert, Format};
+//!
+//! let html = b"<html><head><title>Guide</title></head><body><main>\
+//!     <h1>Install</h1><p>Run <code>make</code> first.</p></main></body></html>";
+//! let format = Format::from_path("docs/guide.html").unwrap();
+//! let doc = convert(format, html).unwrap();
+//! assert_eq!(doc.title.as_deref(), Some("Guide"));
+//! assert_eq!(doc.markdown, "# Install\n\nRun make first.\n");
+//! // Where "make" came from in the file:
+//! let p = doc.provenance(15..19);
+//! assert!(p.source.is_some());
+//! ```
+//!
+//! # Crate features
+//!
+//! None: every format is always built.
+
+mod builder;
+mod code;
+mod config;
+mod config_yaml;
+mod convert;
+mod docx;
+mod docx_body;
+mod format;
+mod html;
+mod html_locate;
+mod pdf;
+
+pub use convert::{Converted, FormatError, Provenance, SourceSpan};
+pub use format::{ConfigKind, Format, Language};
+
+/// Converts `bytes` of `format` to Markdown. Never panics (dependency panics are caught with
+/// `std::panic::catch_unwind` and returned as `FormatError::ParserPanic`).
+pub fn convert(format: Format, bytes: &[u8]) -> Result<Converted, FormatError> {
+    let run = || match format {
+        Format::Html => html::convert(bytes),
+        Format::Pdf => pdf::convert(bytes),
+        Format::Docx => docx::convert(bytes),
+        Format::Code(lang) => code::convert(lang, bytes),
+        Format::Config(kind) => config::convert(kind, bytes),
+    };
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)).unwrap_or_else(|payload| {
+        let message = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "panic without a message".into());
+        Err(FormatError::ParserPanic {
+            format: format.name(),
+            message,
+        })
+    })
+}
