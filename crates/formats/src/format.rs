@@ -1,0 +1,158 @@
+//! The formats this crate converts, and how they are recognised from a file path.
+
+/// A convertible file format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Format {
+    /// HTML page.
+    Html,
+    /// PDF with a text layer.
+    Pdf,
+    /// Word document (Office Open XML).
+    Docx,
+    /// Source code of one language.
+    Code(Language),
+    /// Configuration file.
+    Config(ConfigKind),
+}
+
+/// A programming language parsed with tree-sitter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Language {
+    /// Rust (`.rs`).
+    Rust,
+    /// Python (`.py`).
+    Python,
+    /// JavaScript, JSX included (`.js`, `.mjs`, `.cjs`, `.jsx`).
+    JavaScript,
+    /// TypeScript, TSX included (`.ts`, `.tsx`).
+    TypeScript,
+    /// Go (`.go`).
+    Go,
+}
+
+/// A configuration file syntax.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ConfigKind {
+    /// YAML (`.yaml`, `.yml`).
+    Yaml,
+    /// JSON (`.json`).
+    Json,
+    /// TOML (`.toml`).
+    Toml,
+}
+
+/// Extension (lower-case) to format, in `known_extensions` order.
+const BY_EXTENSION: &[(&str, Format)] = &[
+    ("html", Format::Html),
+    ("htm", Format::Html),
+    ("pdf", Format::Pdf),
+    ("docx", Format::Docx),
+    ("rs", Format::Code(Language::Rust)),
+    ("py", Format::Code(Language::Python)),
+    ("js", Format::Code(Language::JavaScript)),
+    ("mjs", Format::Code(Language::JavaScript)),
+    ("cjs", Format::Code(Language::JavaScript)),
+    ("jsx", Format::Code(Language::JavaScript)),
+    ("ts", Format::Code(Language::TypeScript)),
+    ("tsx", Format::Code(Language::TypeScript)),
+    ("go", Format::Code(Language::Go)),
+    ("yaml", Format::Config(ConfigKind::Yaml)),
+    ("yml", Format::Config(ConfigKind::Yaml)),
+    ("json", Format::Config(ConfigKind::Json)),
+    ("toml", Format::Config(ConfigKind::Toml)),
+];
+
+const EXTENSIONS: &[&str] = &[
+    "html", "htm", "pdf", "docx", "rs", "py", "js", "mjs", "cjs", "jsx", "ts", "tsx", "go", "yaml",
+    "yml", "json", "toml",
+];
+
+impl Format {
+    /// By file extension (case-insensitive): html/htm, pdf, docx, rs, py, js/mjs/cjs/jsx, ts/tsx,
+    /// go, yaml/yml, json, toml.
+    /// Markdown and plain text are NOT formats of this crate (the chunker reads them directly):
+    /// None.
+    pub fn from_path(path: &str) -> Option<Format> {
+        let name = path.rsplit(['/', '\\']).next().unwrap_or(path);
+        let (stem, ext) = name.rsplit_once('.')?;
+        if stem.is_empty() {
+            // A dot file such as `.json` has no extension.
+            return None;
+        }
+        BY_EXTENSION
+            .iter()
+            .find(|(e, _)| e.eq_ignore_ascii_case(ext))
+            .map(|&(_, f)| f)
+    }
+
+    /// Every extension this crate knows, lower-case, for `--ext` help and the walker.
+    pub fn known_extensions() -> &'static [&'static str] {
+        EXTENSIONS
+    }
+
+    /// Short name: "html", "pdf", "docx", "rust", "python", ..., "yaml", "json", "toml".
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Html => "html",
+            Format::Pdf => "pdf",
+            Format::Docx => "docx",
+            Format::Code(lang) => lang.name(),
+            Format::Config(ConfigKind::Yaml) => "yaml",
+            Format::Config(ConfigKind::Json) => "json",
+            Format::Config(ConfigKind::Toml) => "toml",
+        }
+    }
+}
+
+impl Language {
+    /// Short name, also the fenced code block's info string: "rust", "python", ...
+    pub fn name(self) -> &'static str {
+        match self {
+            Language::Rust => "rust",
+            Language::Python => "python",
+            Language::JavaScript => "javascript",
+            Language::TypeScript => "typescript",
+            Language::Go => "go",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn from_path_by_extension() {
+        assert_eq!(Format::from_path("a/b/Page.HTM"), Some(Format::Html));
+        assert_eq!(
+            Format::from_path("src/walk.rs"),
+            Some(Format::Code(Language::Rust))
+        );
+        assert_eq!(
+            Format::from_path("x.tsx"),
+            Some(Format::Code(Language::TypeScript))
+        );
+        assert_eq!(
+            Format::from_path("ci.yml"),
+            Some(Format::Config(ConfigKind::Yaml))
+        );
+        assert_eq!(Format::from_path("README.md"), None);
+        assert_eq!(Format::from_path("notes.txt"), None);
+        assert_eq!(Format::from_path("Makefile"), None);
+        assert_eq!(Format::from_path("dir.rs/.json"), None);
+    }
+
+    #[test]
+    fn every_known_extension_maps_and_names_are_short() {
+        assert_eq!(EXTENSIONS.len(), BY_EXTENSION.len());
+        for (ext, (e2, f)) in EXTENSIONS.iter().zip(BY_EXTENSION) {
+            assert_eq!(ext, e2);
+            assert_eq!(Format::from_path(&format!("f.{ext}")), Some(*f));
+        }
+        assert_eq!(Format::Code(Language::Python).name(), "python");
+        assert_eq!(Format::Config(ConfigKind::Toml).name(), "toml");
+    }
+}
