@@ -19,9 +19,10 @@
 //! let format = Format::from_path("src/math.rs").unwrap();
 //! let doc = convert(format, src.as_bytes()).unwrap();
 //! assert!(doc.markdown.contains("```rust\n/// Adds.\nfn add(a: i32, b: i32) -> i32 {\n"));
-//! // The fenced block maps back to the function's bytes.
-//! let block = &doc.spans[0];
-//! assert_eq!(doc.provenance(block.markdown.clone()).source, Some(0..src.len()));
+//! // The fenced block maps back to the function's bytes, line by line.
+//! assert_eq!(doc.provenance(0..doc.markdown.len()).source, Some(0..src.len()));
+//! let body = doc.markdown.find("    a + b").unwrap();
+//! assert_eq!(doc.provenance(body..body + 4).source, Some(42..52));
 //! ```
 //!
 //! # Crate features

@@ -229,13 +229,18 @@ fn fenced(cx: &Cx<'_>, b: Range<usize>, lang: &str, md: &mut String, spans: &mut
     md.push_str(&fence);
     md.push_str(lang);
     md.push('\n');
-    let start = md.len();
-    md.push_str(text);
-    spans.push(SourceSpan {
-        markdown: start..md.len(),
-        source: Some(source),
-        page: None,
-    });
+    // A span per line: a chunk cut from an oversized block maps back to exactly its lines.
+    let mut at = source.start;
+    for line in text.split_inclusive('\n') {
+        let start = md.len();
+        md.push_str(line);
+        spans.push(SourceSpan {
+            markdown: start..md.len(),
+            source: Some(at..at + line.len()),
+            page: None,
+        });
+        at += line.len();
+    }
     if !text.ends_with('\n') {
         md.push('\n');
     }

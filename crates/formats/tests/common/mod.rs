@@ -140,12 +140,37 @@ pub fn assert_every_line_in_order(src: &str, doc: &Converted) {
     }
 }
 
-/// Texts of the fenced blocks (the spans) of `doc`.
+/// Texts of the fenced blocks of `doc`: runs of spans that touch in the Markdown.
 pub fn blocks(doc: &Converted) -> Vec<&str> {
-    doc.spans
-        .iter()
-        .map(|s| &doc.markdown[s.markdown.clone()])
-        .collect()
+    let mut ranges: Vec<std::ops::Range<usize>> = Vec::new();
+    for s in &doc.spans {
+        match ranges.last_mut() {
+            Some(r) if r.end == s.markdown.start => r.end = s.markdown.end,
+            _ => ranges.push(s.markdown.clone()),
+        }
+    }
+    ranges.into_iter().map(|r| &doc.markdown[r]).collect()
+}
+
+/// The fenced block containing `needle`, with its provenance.
+pub fn block_with<'a>(doc: &'a Converted, needle: &str) -> (&'a str, std::ops::Range<usize>) {
+    let at = doc.markdown.find(needle).expect("needle in the Markdown");
+    let mut ranges: Vec<std::ops::Range<usize>> = Vec::new();
+    for s in &doc.spans {
+        match ranges.last_mut() {
+            Some(r) if r.end == s.markdown.start => r.end = s.markdown.end,
+            _ => ranges.push(s.markdown.clone()),
+        }
+    }
+    let r = ranges
+        .into_iter()
+        .find(|r| r.contains(&at))
+        .expect("needle inside a fenced block");
+    let source = doc
+        .provenance(r.clone())
+        .source
+        .expect("block has a source");
+    (&doc.markdown[r], source)
 }
 
 /// Byte offsets of the heading lines of `md` (as pulldown-cmark reads them).
