@@ -39,10 +39,15 @@ fn time(mut f: impl FnMut()) -> f64 {
 }
 
 fn main() {
+    let tiny = time(|| {
+        black_box(convert(Format::from_path("a.rs").expect("rs"), b"fn a() {}\n").ok());
+    });
+    println!("fixed cost of one tiny Rust file: {:.0} us", tiny * 1e6);
     let mut paths = Vec::new();
     files(Path::new(CORPUS), &mut paths);
     paths.sort();
-    let (mut total_bytes, mut total_conv, mut total_base) = (0usize, 0f64, 0f64);
+    let (mut total_bytes, mut total_conv, mut total_base, mut total_parse) =
+        (0usize, 0f64, 0f64, 0f64);
     let (mut total_headings, mut biggest) = (0usize, (0usize, String::new()));
     println!(
         "{:<34} {:>8} {:>9} {:>10} {:>5} {:>9}",
@@ -70,18 +75,34 @@ fn main() {
                         .count()
                 })
                 .sum::<usize>();
-        let max_block = doc
-            .spans
-            .iter()
-            .map(|s| doc.markdown[s.markdown.clone()].lines().count())
-            .max()
-            .unwrap_or(0);
+        // Spans are per line; a fenced block is a run of spans that touch.
+        let (mut max_block, mut run, mut last_end) = (0usize, 0usize, usize::MAX);
+        for s in &doc.spans {
+            run = if s.markdown.start == last_end {
+                run + 1
+            } else {
+                1
+            };
+            last_end = s.markdown.end;
+            max_block = max_block.max(run);
+        }
         if max_block > biggest.0 {
             biggest = (max_block, rel.clone());
         }
         let conv = time(|| {
             black_box(convert(format, black_box(&bytes)).ok());
         });
+        let grammar: tree_sitter::Language = if rel.ends_with(".rs") {
+            tree_sitter_rust::LANGUAGE.into()
+        } else {
+            tree_sitter_python::LANGUAGE.into()
+        };
+        let parse_only = time(|| {
+            let mut parser = tree_sitter::Parser::new();
+            parser.set_language(&grammar).expect("grammar loads");
+            black_box(parser.parse(black_box(&bytes), None));
+        });
+        total_parse += parse_only;
         let base = time(|| {
             let text = std::str::from_utf8(black_box(&bytes)).unwrap_or("");
             black_box(text.lines().filter(|l| !l.trim().is_empty()).count());
@@ -100,9 +121,10 @@ fn main() {
     }
     let mb = total_bytes as f64 / 1e6;
     println!(
-        "all {} files: {total_bytes} bytes, {:.1} MB/s (baseline {:.0} MB/s), {:.1} headings per file, biggest block {} lines ({})",
+        "all {} files: {total_bytes} bytes, {:.1} MB/s (tree-sitter parse alone {:.1} MB/s, baseline {:.0} MB/s), {:.1} headings per file, biggest block {} lines ({})",
         paths.len(),
         mb / total_conv,
+        mb / total_parse,
         mb / total_base,
         total_headings as f64 / paths.len().max(1) as f64,
         biggest.0,
