@@ -46,8 +46,13 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Index *.md, *.markdown and *.txt under DIR, re-embedding only what changed.
+    /// Index the documents under DIR (Markdown, text, HTML, PDF, DOCX, source code, config),
+    /// re-embedding only what changed.
     Sync {
+        /// Index only these extensions (comma-separated, repeatable), e.g. `--ext md,html`.
+        /// Default: every known format.
+        #[arg(long, value_name = "EXT,...", value_delimiter = ',')]
+        ext: Vec<String>,
         /// Also follow symbolic links that lead out of DIR (by default only links whose
         /// target is inside DIR are followed).
         #[arg(long)]
@@ -196,6 +201,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Command::Sync {
             dir,
+            ext,
             follow,
             index,
             json,
@@ -208,6 +214,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
             options.dry_run = dry_run;
             options.reindex = reindex;
             options.follow_links = follow;
+            if !ext.is_empty() {
+                let ext = ext.iter().map(|e| e.trim_start_matches('.').to_lowercase());
+                options.extensions = Some(ext.filter(|e| !e.is_empty()).collect());
+            }
             let args = SyncArgs {
                 dir,
                 index,

@@ -1,4 +1,4 @@
-//! `rag-index chunks`: the chunks files would produce, without an index.
+//! `rag-index chunks`: the chunks files would produce (any indexed format), without an index.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -22,25 +22,22 @@ pub fn run(
     let mut failed = false;
     for file in files {
         let path = file.to_string_lossy().replace('\\', "/");
-        let text = match std::fs::read(file) {
-            Ok(bytes) => match String::from_utf8(bytes) {
-                Ok(text) => text,
-                Err(e) => {
-                    note(&format!(
-                        "{path}: invalid UTF-8 at byte {}",
-                        e.utf8_error().valid_up_to()
-                    ));
-                    failed = true;
-                    continue;
-                }
-            },
+        let bytes = match std::fs::read(file) {
+            Ok(bytes) => bytes,
             Err(e) => {
                 note(&format!("{path}: {e}"));
                 failed = true;
                 continue;
             }
         };
-        let document = chunker.chunk(&path, &text)?;
+        let document = match rag_index_core::chunk_file(&chunker, &path, &bytes) {
+            Ok(document) => document,
+            Err(reason) => {
+                note(&format!("{path}: {reason}"));
+                failed = true;
+                continue;
+            }
+        };
         for warning in &document.warnings {
             note(&format!("warning: {path}: {warning}"));
         }

@@ -124,7 +124,7 @@ pub fn embedder() -> std::sync::Arc<rag_index_core::Embedder> {
 }
 
 /// (chunk ID, path, text) of every chunk a fresh index of `docs` would hold, computed with the
-/// chunker alone (no embedding). Files that cannot be read as UTF-8 are skipped, as sync does.
+/// chunker alone (no embedding). Files that cannot be chunked are skipped, as sync does.
 pub fn expected_chunks(
     docs: &Path,
     exclude: Option<&Path>,
@@ -138,13 +138,10 @@ pub fn expected_chunks(
         let Ok(bytes) = std::fs::read(&file.abs) else {
             continue;
         };
-        if bytes[..bytes.len().min(8192)].contains(&0) {
-            continue;
-        }
-        let Ok(text) = String::from_utf8(bytes) else {
+        let Ok(doc) = rag_index_core::chunk_file(&chunker, &file.rel, &bytes) else {
             continue;
         };
-        for chunk in chunker.chunk(&file.rel, &text).expect("chunk").chunks {
+        for chunk in doc.chunks {
             out.insert((chunk.id, chunk.path, chunk.text));
         }
     }

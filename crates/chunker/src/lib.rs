@@ -243,9 +243,22 @@ impl Chunker {
     /// Chunks one document. `path` is relative to the indexed folder with '/' separators; a
     /// `.txt` extension selects plain-text rules, anything else Markdown.
     pub fn chunk(&self, path: &str, source: &str) -> Result<Document, ChunkError> {
+        self.chunk_titled(path, source, None)
+    }
+
+    /// Like [`chunk`](Self::chunk), with the document title given (e.g. a converted HTML page's
+    /// `<title>`, or a source file's path) instead of taken from front matter, the first H1 or
+    /// the file name.
+    pub fn chunk_titled(
+        &self,
+        path: &str,
+        source: &str,
+        title: Option<&str>,
+    ) -> Result<Document, ChunkError> {
         let blobs = blob::find(source, body_start(path, source));
         let sanitized = blob::Sanitized::new(source, &blobs);
-        let mut doc = self.chunk_sanitized(path, &sanitized.text)?;
+        let title = title.map(str::trim).filter(|t| !t.is_empty());
+        let mut doc = self.chunk_sanitized(path, &sanitized.text, title)?;
         for chunk in &mut doc.chunks {
             chunk.byte_range = sanitized.to_source(chunk.byte_range.clone());
         }
@@ -263,10 +276,15 @@ impl Chunker {
         Ok(doc)
     }
 
-    fn chunk_sanitized(&self, path: &str, source: &str) -> Result<Document, ChunkError> {
+    fn chunk_sanitized(
+        &self,
+        path: &str,
+        source: &str,
+        title: Option<&str>,
+    ) -> Result<Document, ChunkError> {
         let mut slack = 0;
         loop {
-            let doc = self.chunk_with_slack(path, source, slack);
+            let doc = self.chunk_with_slack(path, source, slack, title);
             let over = doc.chunks.iter().any(|c| c.tokens > self.config.max_tokens);
             if !over {
                 return Ok(doc);
@@ -286,7 +304,13 @@ impl Chunker {
         }
     }
 
-    fn chunk_with_slack(&self, path: &str, source: &str, slack: usize) -> Document {
+    fn chunk_with_slack(
+        &self,
+        path: &str,
+        source: &str,
+        slack: usize,
+        given_title: Option<&str>,
+    ) -> Document {
         let mut warnings = Vec::new();
         let bom = if source.starts_with('\u{FEFF}') {
             '\u{FEFF}'.len_utf8()
@@ -321,12 +345,16 @@ impl Chunker {
             first.range.start = blocks::trim_start(source, first.range.clone());
         }
 
-        let title = metadata
-            .get("title")
-            .and_then(Value::as_str)
-            .map(str::trim)
-            .filter(|t| !t.is_empty())
+        let title = given_title
             .map(String::from)
+            .or_else(|| {
+                metadata
+                    .get("title")
+                    .and_then(Value::as_str)
+                    .map(str::trim)
+                    .filter(|t| !t.is_empty())
+                    .map(String::from)
+            })
             .or(txt_title)
             .or_else(|| {
                 blocks.iter().find_map(|b| match &b.kind {

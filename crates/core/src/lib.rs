@@ -30,6 +30,7 @@
 
 mod chunk;
 mod commit;
+mod document;
 mod error;
 pub mod eval;
 mod index_dir;
@@ -41,6 +42,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 pub use chunk::{Hit, IndexedChunk};
+pub use document::chunk_file;
 pub use error::{Error, Result};
 pub use index_dir::move_damaged_store_aside;
 pub use rag_chunker::{Chunk, Chunker, ChunkerConfig, Document, TokenCounter};
@@ -213,7 +215,12 @@ impl RagIndex {
         Ok(RagIndex {
             dir: dir.to_owned(),
             store,
-            chunker_fingerprint: chunker_config.fingerprint(),
+            // Converted formats shape chunks too.
+            chunker_fingerprint: format!(
+                "{}/formats-{}",
+                chunker_config.fingerprint(),
+                rag_formats::FORMAT_VERSION
+            ),
             embedder,
             chunker: OnceLock::new(),
             config,

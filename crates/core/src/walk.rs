@@ -4,8 +4,21 @@
 
 use std::path::{Path, PathBuf};
 
-/// File extensions that are indexed (lower-case).
-pub const INDEXED_EXTENSIONS: &[&str] = &["md", "markdown", "txt"];
+/// Extensions the chunker reads directly (lower-case); every other indexed format is converted
+/// to Markdown first by `rag-formats`.
+pub const TEXT_EXTENSIONS: &[&str] = &["md", "markdown", "txt"];
+
+/// Generated files whose format is known but that are noise in a docs index (lock files).
+const GENERATED_NAMES: &[&str] = &["package-lock.json", "npm-shrinkwrap.json", "pnpm-lock.yaml"];
+
+/// Every extension indexed by default: text, then each format `rag-formats` converts.
+pub fn default_extensions() -> Vec<String> {
+    TEXT_EXTENSIONS
+        .iter()
+        .chain(rag_formats::Format::known_extensions())
+        .map(|e| e.to_string())
+        .collect()
+}
 
 /// The name of the project-specific ignore file.
 pub const RAGIGNORE: &str = ".ragignore";
@@ -32,17 +45,23 @@ pub struct WalkProblem {
 }
 
 /// How to walk.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct WalkOptions {
     /// Follow symbolic links that lead out of the folder too.
     pub follow_links: bool,
+    /// Extensions to index (lower-case, no dot); `None`: [`default_extensions`].
+    pub extensions: Option<Vec<String>>,
 }
 
-/// Whether `path` has an indexed extension.
-pub fn is_indexed_extension(path: &Path) -> bool {
+/// Whether `path` is indexed: its extension is in `extensions` and it is not a generated file.
+pub fn is_indexed(path: &Path, extensions: &[String]) -> bool {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    if GENERATED_NAMES.iter().any(|g| g.eq_ignore_ascii_case(name)) {
+        return false;
+    }
     path.extension()
         .and_then(|e| e.to_str())
-        .is_some_and(|e| INDEXED_EXTENSIONS.iter().any(|x| x.eq_ignore_ascii_case(e)))
+        .is_some_and(|e| extensions.iter().any(|x| x.eq_ignore_ascii_case(e)))
 }
 
 /// `/`-separated form of a path relative to `root`, or `None` when it is not valid UTF-8.
@@ -86,6 +105,10 @@ pub fn walk_with(
     options: WalkOptions,
 ) -> (Vec<FoundFile>, Vec<WalkProblem>) {
     let exclude = exclude.and_then(|p| p.canonicalize().ok());
+    let extensions = options
+        .extensions
+        .clone()
+        .unwrap_or_else(default_extensions);
     let canonical_root = root.canonicalize().unwrap_or_else(|_| root.to_owned());
     let mut builder = ignore::WalkBuilder::new(root);
     builder
@@ -128,7 +151,8 @@ pub fn walk_with(
         match entry {
             Ok(entry) => {
                 let path = entry.path();
-                if !entry.file_type().is_some_and(|t| t.is_file()) || !is_indexed_extension(path) {
+                if !entry.file_type().is_some_and(|t| t.is_file()) || !is_indexed(path, &extensions)
+                {
                     continue;
                 }
                 match relative_key(root, path) {
@@ -178,6 +202,8 @@ mod tests {
             ("a.md", "a"),
             ("b.txt", "b"),
             ("c.rs", "c"),
+            ("package-lock.json", "{}"),
+            ("e.json", "{}"),
             ("sub/d.markdown", "d"),
             ("sub/e.MD", "e"),
             ("skipped/f.md", "f"),
@@ -193,8 +219,25 @@ mod tests {
         std::fs::write(root.join(RAGIGNORE), "rag-ignored.md\n").unwrap();
         let (files, problems) = walk(root, Some(&root.join("idx")));
         let rels: Vec<_> = files.iter().map(|f| f.rel.as_str()).collect();
-        assert_eq!(rels, ["a.md", "b.txt", "sub/d.markdown", "sub/e.MD"]);
+        assert_eq!(
+            rels,
+            [
+                "a.md",
+                "b.txt",
+                "c.rs",
+                "e.json",
+                "sub/d.markdown",
+                "sub/e.MD"
+            ]
+        );
         assert!(problems.is_empty(), "{problems:?}");
+        let only_md = WalkOptions {
+            extensions: Some(vec!["md".into()]),
+            ..WalkOptions::default()
+        };
+        let (files, _) = walk_with(root, Some(&root.join("idx")), only_md);
+        let rels: Vec<_> = files.iter().map(|f| f.rel.as_str()).collect();
+        assert_eq!(rels, ["a.md", "sub/e.MD"]);
     }
 
     #[test]
@@ -208,7 +251,7 @@ mod tests {
         std::os::unix::fs::symlink(outside.join("secret.md"), root.join("passwd.md")).unwrap();
         std::os::unix::fs::symlink(&outside, root.join("elsewhere")).unwrap();
         std::os::unix::fs::symlink(root.join("sub"), root.join("inside")).unwrap();
-        let rels = |options| -> Vec<String> {
+        let rels = |options: WalkOptions| -> Vec<String> {
             walk_with(&root, None, options)
                 .0
                 .into_iter()
@@ -216,7 +259,10 @@ mod tests {
                 .collect()
         };
         assert_eq!(rels(WalkOptions::default()), ["inside/a.md", "sub/a.md"]);
-        let all = rels(WalkOptions { follow_links: true });
+        let all = rels(WalkOptions {
+            follow_links: true,
+            ..WalkOptions::default()
+        });
         assert_eq!(
             all,
             [

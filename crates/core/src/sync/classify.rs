@@ -122,33 +122,19 @@ impl RagIndex {
                 chunk_ids: prev.chunk_ids.clone(),
             });
         }
-        if let Some(at) = bytes.iter().position(|&b| b == 0) {
-            return Outcome::Failed(format!(
-                "binary file (NUL byte at offset {at}); not indexed"
-            ));
-        }
-        let text = match std::str::from_utf8(&bytes) {
-            Ok(text) => text,
-            Err(e) => {
-                return Outcome::Failed(format!(
-                    "invalid UTF-8 at byte {}; not indexed",
-                    e.valid_up_to()
-                ));
-            }
-        };
         // Built here, not at open: a sync with nothing to chunk never loads the tokenizer.
         let chunker = match self.chunker() {
             Ok(chunker) => chunker,
             Err(e) => return Outcome::NoChunker(e),
         };
-        match chunker.chunk(&file.rel, text) {
+        match crate::document::chunk_file(chunker, &file.rel, &bytes) {
             Ok(document) => Outcome::Changed {
                 stat,
                 content_hash,
                 chunks: document.chunks,
                 warnings: document.warnings,
             },
-            Err(e) => Outcome::Failed(e.to_string()),
+            Err(reason) => Outcome::Failed(reason),
         }
     }
 }

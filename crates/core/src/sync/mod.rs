@@ -42,6 +42,10 @@ pub struct SyncOptions {
     /// Follow symbolic links that lead out of the folder (by default only links whose target
     /// is inside it are followed).
     pub follow_links: bool,
+    /// Extensions to index (lower-case, no dot); `None`: every known format
+    /// ([`default_extensions`](crate::walk::default_extensions)). Files of other extensions
+    /// are not part of the index: narrowing the set removes them.
+    pub extensions: Option<Vec<String>>,
 }
 
 /// Progress of a running sync, for progress bars.
@@ -157,6 +161,7 @@ impl RagIndex {
 
         let walk_options = WalkOptions {
             follow_links: options.follow_links,
+            extensions: options.extensions.clone(),
         };
         let (found, problems) = walk_with(root, Some(&self.dir), walk_options);
         let now_ns = SystemTime::now()

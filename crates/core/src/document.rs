@@ -1,0 +1,83 @@
+//! From a file's bytes to its chunks: Markdown and plain text go to the chunker as they are;
+//! every other known format (HTML, PDF, DOCX, source code, config) is converted to Markdown by
+//! `rag-formats` first, and its chunks' provenance is mapped back to the file (byte ranges
+//! where the converter knows them, page numbers for PDF).
+
+use rag_chunker::{Chunker, Document};
+use rag_formats::{Converted, Format};
+use serde_json::Value;
+
+/// Chunks one file of the folder (`rel`: its `/`-separated path). The error is a reason for
+/// the user, the file being named by the caller.
+pub fn chunk_file(chunker: &Chunker, rel: &str, bytes: &[u8]) -> Result<Document, String> {
+    match Format::from_path(rel) {
+        Some(format) => chunk_converted(chunker, rel, format, bytes),
+        None => chunk_text(chunker, rel, bytes),
+    }
+}
+
+fn chunk_text(chunker: &Chunker, rel: &str, bytes: &[u8]) -> Result<Document, String> {
+    if let Some(at) = bytes.iter().position(|&b| b == 0) {
+        return Err(format!(
+            "binary file (NUL byte at offset {at}); not indexed"
+        ));
+    }
+    let text = std::str::from_utf8(bytes)
+        .map_err(|e| format!("invalid UTF-8 at byte {}; not indexed", e.valid_up_to()))?;
+    chunker.chunk(rel, text).map_err(|e| e.to_string())
+}
+
+fn chunk_converted(
+    chunker: &Chunker,
+    rel: &str,
+    format: Format,
+    bytes: &[u8],
+) -> Result<Document, String> {
+    let converted = rag_formats::convert(format, bytes).map_err(|e| e.to_string())?;
+    // Code and config have no title of their own: the path is what a reader recognises, and
+    // it leads every breadcrumb (`src/walk.rs > impl WalkBuilder > fn build`).
+    let title = match format {
+        Format::Code(_) | Format::Config(_) => Some(rel.to_string()),
+        _ => converted.title.clone(),
+    };
+    let mut doc = chunker
+        .chunk_titled(rel, &converted.markdown, title.as_deref())
+        .map_err(|e| e.to_string())?;
+    for chunk in &mut doc.chunks {
+        apply_provenance(&converted, chunk);
+        for (key, value) in &converted.metadata {
+            chunk
+                .metadata
+                .entry(key.clone())
+                .or_insert_with(|| value.clone());
+        }
+        chunk
+            .metadata
+            .entry("format".to_string())
+            .or_insert_with(|| Value::from(format.name()));
+    }
+    let mut warnings = converted.warnings;
+    warnings.append(&mut doc.warnings);
+    doc.warnings = warnings;
+    Ok(doc)
+}
+
+/// Byte ranges into the converted Markdown become ranges into the file where the converter
+/// knows them (else they stay Markdown offsets, marked so); PDF chunks get their pages.
+fn apply_provenance(converted: &Converted, chunk: &mut rag_chunker::Chunk) {
+    let p = converted.provenance(chunk.byte_range.clone());
+    match p.source {
+        Some(source) => chunk.byte_range = source,
+        None => {
+            chunk
+                .metadata
+                .insert("byte_range_of".into(), Value::from("converted_markdown"));
+        }
+    }
+    if let (Some(start), Some(end)) = (p.page_start, p.page_end) {
+        chunk
+            .metadata
+            .insert("page_start".into(), Value::from(start));
+        chunk.metadata.insert("page_end".into(), Value::from(end));
+    }
+}

@@ -1,0 +1,228 @@
+//! Formats other than Markdown through the same lifecycle, with the real binary and model on
+//! real files from `../shared/corpora`: HTML, PDF pages, source code breadcrumbs, corrupt files
+//! named with their previous chunks kept, `--ext`, and edits that re-embed only what changed.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::*;
+use serde_json::Value;
+
+fn shared(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/corpora")
+        .join(rel)
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn chunks_of(file: &Path) -> Vec<Value> {
+    json_lines(&run_expect(&["chunks", "--json", s(file)], 0))
+}
+
+#[test]
+fn pdf_chunks_carry_the_right_pages() {
+    let chunks = chunks_of(&shared("bash/docs/bashref.pdf"));
+    assert!(chunks.len() > 300, "{} chunks", chunks.len());
+    let mut last_start = 0;
+    for c in &chunks {
+        let (a, b) = (&c["metadata"]["page_start"], &c["metadata"]["page_end"]);
+        let (a, b) = (
+            a.as_u64().expect("page_start"),
+            b.as_u64().expect("page_end"),
+        );
+        assert!(1 <= a && a <= b && b <= 196, "pages {a}..{b}");
+        assert!(a >= last_start, "pages go forward: {a} after {last_start}");
+        last_start = a;
+        assert!(c["tokens"].as_u64().unwrap() <= 256);
+    }
+    // Passages whose page `pdftotext -f N -l N` shows.
+    for (passage, page) in [
+        (
+            "When a program is invoked it is given an array of strings called the environment",
+            50,
+        ),
+        (
+            "The shell learns immediately whenever a job changes state",
+            120,
+        ),
+    ] {
+        let c = chunks
+            .iter()
+            .find(|c| collapse(c["text"].as_str().unwrap()).contains(passage))
+            .unwrap_or_else(|| panic!("no chunk holds {passage:?}"));
+        let (a, b) = (
+            c["metadata"]["page_start"].as_u64().unwrap(),
+            c["metadata"]["page_end"].as_u64().unwrap(),
+        );
+        assert!(
+            a <= page && page <= b,
+            "{passage:?} on pages {a}..{b}, expected {page}"
+        );
+    }
+}
+
+#[test]
+fn code_chunks_start_at_items_with_the_path_in_the_breadcrumb() {
+    let file = shared("code/docs/python/json/decoder.py");
+    let chunks = chunks_of(&file);
+    let source = std::fs::read_to_string(&file).unwrap();
+    for c in &chunks {
+        let text = c["text"].as_str().unwrap();
+        let crumb = text.lines().next().unwrap();
+        assert!(crumb.starts_with(s(&file)), "breadcrumb {crumb:?}");
+        let range = c["byte_range"].as_array().unwrap();
+        let (a, b) = (
+            range[0].as_u64().unwrap() as usize,
+            range[1].as_u64().unwrap() as usize,
+        );
+        assert!(a < b && b <= source.len());
+    }
+    // A function starts its own chunk, at its `def` line.
+    let scanstring = chunks
+        .iter()
+        .find(|c| c["text"].as_str().unwrap().contains("def py_scanstring("))
+        .expect("py_scanstring chunk");
+    let text = scanstring["text"].as_str().unwrap();
+    let first_code = text.lines().skip_while(|l| !l.starts_with("```")).nth(1);
+    assert_eq!(
+        first_code,
+        Some("def py_scanstring(s, end, strict=True,"),
+        "{text}"
+    );
+}
+
+#[test]
+fn converted_files_sync_like_markdown_and_corrupt_ones_are_named() {
+    let work = tempfile::tempdir().unwrap();
+    let docs = work.path().join("docs");
+    std::fs::create_dir_all(docs.join("src")).unwrap();
+    std::fs::copy(
+        shared("python-docs/docs/tutorial/errors.html"),
+        docs.join("errors.html"),
+    )
+    .unwrap();
+    std::fs::copy(
+        shared("code/docs/python/json/decoder.py"),
+        docs.join("src/decoder.py"),
+    )
+    .unwrap();
+    let pdf = std::fs::read(shared("bash/docs/bashref.pdf")).unwrap();
+    std::fs::write(docs.join("truncated.pdf"), &pdf[..pdf.len() / 50]).unwrap();
+    std::fs::write(docs.join("not-a-docx.docx"), b"PK\x03\x04 this is no zip").unwrap();
+    std::fs::write(
+        docs.join("notes.md"),
+        "# Notes\n\nPlain Markdown still works.\n",
+    )
+    .unwrap();
+    let index = work.path().join("idx");
+
+    let report = sync(&docs, &index, 1);
+    let errors = report["errors"].to_string();
+    assert!(
+        errors.contains("truncated.pdf") && errors.contains("not-a-docx.docx"),
+        "{report}"
+    );
+    assert_eq!(report["files"]["added"], 3, "{report}");
+    let chunks = dump(&index);
+    let by_path = |p: &str| chunks.iter().filter(|c| c["path"] == p).count();
+    assert!(
+        by_path("errors.html") > 5 && by_path("src/decoder.py") > 3 && by_path("notes.md") == 1
+    );
+    let html = chunks.iter().find(|c| c["path"] == "errors.html").unwrap();
+    assert!(
+        html["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("8. Errors and Exceptions"),
+        "{html}"
+    );
+    assert_eq!(html["metadata"]["format"], "html");
+
+    // An exception question finds its HTML chunk.
+    let out = run_expect(
+        &[
+            "query",
+            "--index",
+            s(&index),
+            "--json",
+            "how do I raise an exception?",
+        ],
+        0,
+    );
+    let hits = &json_lines(&out)[0]["hits"];
+    assert!(
+        hits.as_array()
+            .unwrap()
+            .iter()
+            .any(|h| h["path"] == "errors.html"),
+        "{hits}"
+    );
+
+    // A corrupt file of a known format that was indexed before keeps its chunks.
+    std::fs::copy(docs.join("errors.html"), docs.join("copy.html")).unwrap();
+    sync(&docs, &index, 1);
+    let before = by_path_count(&index, "copy.html");
+    std::fs::write(docs.join("copy.html"), b"\x00\x01\x02 binary, not HTML").unwrap();
+    let report = sync(&docs, &index, 1);
+    assert!(
+        report["errors"].to_string().contains("copy.html"),
+        "{report}"
+    );
+    assert_eq!(by_path_count(&index, "copy.html"), before);
+
+    // Editing one function re-embeds only that function's chunks.
+    let function_chunks = dump(&index)
+        .iter()
+        .filter(|c| c["path"] == "src/decoder.py")
+        .filter(|c| c["heading_path"].to_string().contains("def py_scanstring"))
+        .count() as u64;
+    assert!(function_chunks >= 1);
+    let code = std::fs::read_to_string(docs.join("src/decoder.py")).unwrap();
+    let edited = code.replacen(
+        "def py_scanstring(",
+        "def py_scanstring(  # edited: the rest of the file is unchanged\n        ",
+        1,
+    );
+    assert_ne!(code, edited);
+    std::fs::write(docs.join("src/decoder.py"), edited).unwrap();
+    let report = sync(&docs, &index, 1);
+    assert_eq!(report["files"]["modified"], 1, "{report}");
+    let embedded = report["chunks"]["embedded"].as_u64().unwrap();
+    assert!(
+        (1..=function_chunks).contains(&embedded),
+        "one function ({function_chunks} chunks) edited, {embedded} chunks embedded: {report}"
+    );
+    assert!(
+        report["chunks"]["reused"].as_u64().unwrap() >= 10,
+        "{report}"
+    );
+
+    // --ext narrows what is indexed: the others leave the index.
+    let out = run_expect(
+        &[
+            "sync",
+            s(&docs),
+            "--index",
+            s(&index),
+            "--ext",
+            "md",
+            "--json",
+        ],
+        0,
+    );
+    let report = &json_lines(&out)[0];
+    assert!(
+        report["files"]["removed"].as_u64().unwrap() >= 3,
+        "{report}"
+    );
+    assert!(dump(&index).iter().all(|c| c["path"] == "notes.md"));
+    run_expect(&["verify", "--index", s(&index)], 0);
+}
+
+fn by_path_count(index: &Path, path: &str) -> usize {
+    dump(index).iter().filter(|c| c["path"] == path).count()
+}
