@@ -1,4 +1,4 @@
-//! The types every format converter returns: Markdown, where its pieces come from, errors.
+//! The types every format module returns: the converted Markdown with its provenance, and errors.
 
 use std::ops::Range;
 
@@ -24,7 +24,7 @@ pub struct Converted {
     pub warnings: Vec<String>,
 }
 
-/// A piece of [`Converted::markdown`] and where it came from.
+/// One piece of the Markdown and where it came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SourceSpan {
     /// Byte range in `Converted::markdown`.
@@ -39,11 +39,11 @@ pub struct SourceSpan {
 /// Where a byte range of the Markdown came from: the union of the overlapping spans.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Provenance {
-    /// Smallest source range covering the sources of every overlapping span that has one.
+    /// Smallest source range covering every overlapping span's source range.
     pub source: Option<Range<usize>>,
-    /// Lowest page among the overlapping spans.
+    /// First page of the overlapping spans.
     pub page_start: Option<u32>,
-    /// Highest page among the overlapping spans.
+    /// Last page of the overlapping spans.
     pub page_end: Option<u32>,
 }
 
@@ -89,9 +89,9 @@ pub enum FormatError {
     /// The bytes are not a valid file of the format (truncated PDF, a zip that is not a DOCX, ...).
     #[error("not a valid {format} file: {reason}")]
     Invalid {
-        /// Format name, as [`crate::Format::name`].
+        /// Short format name, as [`crate::Format::name`].
         format: &'static str,
-        /// What is wrong, one short sentence.
+        /// What is wrong, with the parser's position when it gives one.
         reason: String,
     },
     /// A PDF without a text layer (scanned): "no text layer".
@@ -100,85 +100,63 @@ pub enum FormatError {
     /// Input over a safety bound (decompressed size, nesting depth, page count, node count...).
     #[error("{what} exceeds the limit of {limit}")]
     TooLarge {
-        /// What was measured, e.g. "source file size in bytes".
+        /// The bounded quantity.
         what: &'static str,
-        /// The bound it passed.
+        /// The bound.
         limit: u64,
     },
     /// A parser dependency panicked; caught at this crate's boundary.
     #[error("the {format} parser failed: {message}")]
     ParserPanic {
-        /// Format name, as [`crate::Format::name`].
+        /// Short format name.
         format: &'static str,
         /// The panic payload, when it is a string.
         message: String,
     },
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+/// Largest input accepted by any format (DOCX parts have their own decompressed bound).
+pub(crate) const MAX_INPUT: usize = 32 << 20;
 
-    fn span(md: Range<usize>, src: Option<Range<usize>>, page: Option<u32>) -> SourceSpan {
-        SourceSpan {
-            markdown: md,
-            source: src,
-            page,
+/// Refuses inputs over [`MAX_INPUT`].
+pub(crate) fn check_size(bytes: &[u8]) -> Result<(), FormatError> {
+    if bytes.len() > MAX_INPUT {
+        return Err(FormatError::TooLarge {
+            what: "input size in bytes",
+            limit: MAX_INPUT as u64,
+        });
+    }
+    Ok(())
+}
+
+/// Decodes a text format: UTF-8 as is (BOM dropped), lossily when only a few bytes are invalid,
+/// `Invalid` when the bytes are not text (NULs, or many invalid sequences).
+pub(crate) fn decode_text<'a>(
+    format: &'static str,
+    bytes: &'a [u8],
+) -> Result<std::borrow::Cow<'a, str>, FormatError> {
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    let nuls = bytes.iter().filter(|&&b| b == 0).count();
+    if nuls > 0 {
+        return Err(FormatError::Invalid {
+            format,
+            reason: format!("{nuls} NUL bytes: binary data, not text"),
+        });
+    }
+    match std::str::from_utf8(bytes) {
+        Ok(s) => Ok(std::borrow::Cow::Borrowed(s)),
+        Err(_) => {
+            let lossy = String::from_utf8_lossy(bytes);
+            let bad = lossy.matches('\u{FFFD}').count();
+            // A few stray bytes (a Latin-1 name in a UTF-8 page) are tolerated, binary is not.
+            if bad > 64 || bad * 100 > bytes.len() {
+                Err(FormatError::Invalid {
+                    format,
+                    reason: format!("{bad} invalid UTF-8 sequences: not text"),
+                })
+            } else {
+                Ok(std::borrow::Cow::Owned(lossy.into_owned()))
+            }
         }
-    }
-
-    fn doc() -> Converted {
-        Converted {
-            markdown: "x".repeat(100),
-            spans: vec![
-                span(0..10, Some(100..110), Some(3)),
-                span(10..20, None, Some(4)),
-                span(30..40, Some(50..60), Some(2)),
-                span(40..50, Some(200..210), Some(7)),
-            ],
-            ..Converted::default()
-        }
-    }
-
-    #[test]
-    fn one_span_maps_to_its_source() {
-        let p = doc().provenance(2..8);
-        assert_eq!(p.source, Some(100..110));
-        assert_eq!((p.page_start, p.page_end), (Some(3), Some(3)));
-    }
-
-    #[test]
-    fn union_over_overlapping_spans_skips_missing_sources() {
-        let p = doc().provenance(5..35);
-        assert_eq!(p.source, Some(50..110));
-        assert_eq!((p.page_start, p.page_end), (Some(2), Some(4)));
-        let p = doc().provenance(0..100);
-        assert_eq!(p.source, Some(50..210));
-        assert_eq!((p.page_start, p.page_end), (Some(2), Some(7)));
-    }
-
-    #[test]
-    fn boundaries_are_half_open() {
-        // 10..30 touches span 0 only at its end and span 2 only at its start.
-        let p = doc().provenance(10..30);
-        assert_eq!(p.source, None);
-        assert_eq!((p.page_start, p.page_end), (Some(4), Some(4)));
-        assert_eq!(doc().provenance(20..30), Provenance::default());
-    }
-
-    #[test]
-    fn empty_range_takes_the_span_around_it() {
-        assert_eq!(doc().provenance(35..35).source, Some(50..60));
-        assert_eq!(doc().provenance(40..40).source, Some(200..210));
-        assert_eq!(doc().provenance(25..25), Provenance::default());
-        assert_eq!(doc().provenance(500..600), Provenance::default());
-    }
-
-    #[test]
-    fn no_spans_no_provenance() {
-        assert_eq!(
-            Converted::default().provenance(0..10),
-            Provenance::default()
-        );
     }
 }

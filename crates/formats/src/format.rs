@@ -1,50 +1,51 @@
-//! Which converter a file goes to, by its extension.
+//! The formats this crate converts, and how they are recognised from a file path.
 
-/// A file format this crate converts to Markdown.
+/// A convertible file format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Format {
-    /// `.html`, `.htm`.
+    /// HTML page.
     Html,
-    /// `.pdf`.
+    /// PDF with a text layer.
     Pdf,
-    /// `.docx` (Office Open XML word processing).
+    /// Word document (Office Open XML).
     Docx,
-    /// Source code of a language.
+    /// Source code of one language.
     Code(Language),
-    /// Configuration and data files.
+    /// Configuration file.
     Config(ConfigKind),
 }
 
-/// A programming language of [`Format::Code`].
+/// A programming language parsed with tree-sitter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Language {
-    /// `.rs`.
+    /// Rust (`.rs`).
     Rust,
-    /// `.py`.
+    /// Python (`.py`).
     Python,
-    /// `.js`, `.mjs`, `.cjs`, `.jsx`.
+    /// JavaScript, JSX included (`.js`, `.mjs`, `.cjs`, `.jsx`).
     JavaScript,
-    /// `.ts`, `.tsx`.
+    /// TypeScript, TSX included (`.ts`, `.tsx`).
     TypeScript,
-    /// `.go`.
+    /// Go (`.go`).
     Go,
 }
 
-/// A syntax of [`Format::Config`].
+/// A configuration file syntax.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ConfigKind {
-    /// `.yaml`, `.yml`.
+    /// YAML (`.yaml`, `.yml`).
     Yaml,
-    /// `.json`.
+    /// JSON (`.json`).
     Json,
-    /// `.toml`.
+    /// TOML (`.toml`).
     Toml,
 }
 
-const EXTENSIONS: &[(&str, Format)] = &[
+/// Extension (lower-case) to format, in `known_extensions` order.
+const BY_EXTENSION: &[(&str, Format)] = &[
     ("html", Format::Html),
     ("htm", Format::Html),
     ("pdf", Format::Pdf),
@@ -64,21 +65,24 @@ const EXTENSIONS: &[(&str, Format)] = &[
     ("toml", Format::Config(ConfigKind::Toml)),
 ];
 
-const NAMES: &[&str] = &[
+const EXTENSIONS: &[&str] = &[
     "html", "htm", "pdf", "docx", "rs", "py", "js", "mjs", "cjs", "jsx", "ts", "tsx", "go", "yaml",
     "yml", "json", "toml",
 ];
 
 impl Format {
-    /// By file extension (case-insensitive): html/htm, pdf, docx, rs, py, js/mjs/cjs/jsx, ts/tsx, go, yaml/yml, json, toml.
-    /// Markdown and plain text are NOT formats of this crate (the chunker reads them directly): None.
+    /// By file extension (case-insensitive): html/htm, pdf, docx, rs, py, js/mjs/cjs/jsx, ts/tsx,
+    /// go, yaml/yml, json, toml.
+    /// Markdown and plain text are NOT formats of this crate (the chunker reads them directly):
+    /// None.
     pub fn from_path(path: &str) -> Option<Format> {
         let name = path.rsplit(['/', '\\']).next().unwrap_or(path);
         let (stem, ext) = name.rsplit_once('.')?;
         if stem.is_empty() {
-            return None; // a dot file such as `.json` has no extension
+            // A dot file such as `.json` has no extension.
+            return None;
         }
-        EXTENSIONS
+        BY_EXTENSION
             .iter()
             .find(|(e, _)| e.eq_ignore_ascii_case(ext))
             .map(|&(_, f)| f)
@@ -86,7 +90,7 @@ impl Format {
 
     /// Every extension this crate knows, lower-case, for `--ext` help and the walker.
     pub fn known_extensions() -> &'static [&'static str] {
-        NAMES
+        EXTENSIONS
     }
 
     /// Short name: "html", "pdf", "docx", "rust", "python", ..., "yaml", "json", "toml".
@@ -95,14 +99,23 @@ impl Format {
             Format::Html => "html",
             Format::Pdf => "pdf",
             Format::Docx => "docx",
-            Format::Code(Language::Rust) => "rust",
-            Format::Code(Language::Python) => "python",
-            Format::Code(Language::JavaScript) => "javascript",
-            Format::Code(Language::TypeScript) => "typescript",
-            Format::Code(Language::Go) => "go",
+            Format::Code(lang) => lang.name(),
             Format::Config(ConfigKind::Yaml) => "yaml",
             Format::Config(ConfigKind::Json) => "json",
             Format::Config(ConfigKind::Toml) => "toml",
+        }
+    }
+}
+
+impl Language {
+    /// Short name, also the fenced code block's info string: "rust", "python", ...
+    pub fn name(self) -> &'static str {
+        match self {
+            Language::Rust => "rust",
+            Language::Python => "python",
+            Language::JavaScript => "javascript",
+            Language::TypeScript => "typescript",
+            Language::Go => "go",
         }
     }
 }
@@ -112,23 +125,34 @@ mod tests {
     use super::*;
 
     #[test]
-    fn extensions_map_to_formats() {
+    fn from_path_by_extension() {
         assert_eq!(Format::from_path("a/b/Page.HTM"), Some(Format::Html));
+        assert_eq!(
+            Format::from_path("src/walk.rs"),
+            Some(Format::Code(Language::Rust))
+        );
         assert_eq!(
             Format::from_path("x.tsx"),
             Some(Format::Code(Language::TypeScript))
         );
         assert_eq!(
-            Format::from_path("c.yml"),
+            Format::from_path("ci.yml"),
             Some(Format::Config(ConfigKind::Yaml))
         );
         assert_eq!(Format::from_path("README.md"), None);
         assert_eq!(Format::from_path("notes.txt"), None);
-        assert_eq!(Format::from_path(".json"), None);
-        assert_eq!(Format::from_path("dir.d/Makefile"), None);
-        for ext in Format::known_extensions() {
-            assert!(Format::from_path(&format!("f.{ext}")).is_some(), "{ext}");
+        assert_eq!(Format::from_path("Makefile"), None);
+        assert_eq!(Format::from_path("dir.rs/.json"), None);
+    }
+
+    #[test]
+    fn every_known_extension_maps_and_names_are_short() {
+        assert_eq!(EXTENSIONS.len(), BY_EXTENSION.len());
+        for (ext, (e2, f)) in EXTENSIONS.iter().zip(BY_EXTENSION) {
+            assert_eq!(ext, e2);
+            assert_eq!(Format::from_path(&format!("f.{ext}")), Some(*f));
         }
-        assert_eq!(Format::known_extensions().len(), EXTENSIONS.len());
+        assert_eq!(Format::Code(Language::Python).name(), "python");
+        assert_eq!(Format::Config(ConfigKind::Toml).name(), "toml");
     }
 }
