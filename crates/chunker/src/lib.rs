@@ -59,7 +59,7 @@ use serde_json::{Map, Value};
 use crate::count::{Counting, Tokens};
 
 /// Bumped whenever the chunker's output for the same input and config may change.
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 
 /// Counts tokens as the embedding model sees them, INCLUDING the model's special tokens
 /// ([CLS]/[SEP]).

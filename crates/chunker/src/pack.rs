@@ -80,8 +80,122 @@ impl PackContext<'_> {
         for b in blocks {
             packer.push_block(b);
         }
-        packer.finish()
+        let mut out = packer.finish();
+        self.merge_bare_chunks(&mut out);
+        out
     }
+
+    /// Whether `piece` has no line of text: only headings, quote, list and container markers,
+    /// rules and blank lines.
+    fn is_bare(&self, piece: &Piece) -> bool {
+        !has_text(&piece.prefix)
+            && !has_text(&self.source[piece.range.clone()])
+            && !has_text(&piece.suffix)
+    }
+
+    /// A heading (or marker) with nothing under it says nothing on its own: each bare chunk
+    /// joins the next one, or else the previous one, when the result fits the cap. Only a bare
+    /// chunk too big to join anything (pathological nesting) is kept, and a document without any
+    /// text is left as it is.
+    fn merge_bare_chunks(&self, out: &mut Vec<Emitted>) {
+        if out.iter().all(|e| self.is_bare(&e.piece)) {
+            return;
+        }
+        let fits = |e: &Emitted, piece: &Piece| {
+            let fixed = self.tokens.counting.specials + e.breadcrumb_tokens + self.slack;
+            fixed + piece.tokens <= self.max_tokens
+        };
+        let mut i = 0;
+        while i < out.len() {
+            if !self.is_bare(&out[i].piece) {
+                i += 1;
+                continue;
+            }
+            if let Some(next) = out.get(i + 1)
+                && out[i].piece.mergeable(&next.piece)
+            {
+                let merged = self.join(&out[i].piece, &next.piece);
+                if fits(next, &merged) {
+                    out[i + 1].piece = merged;
+                    out.remove(i);
+                    continue;
+                }
+            }
+            if i > 0 && out[i - 1].piece.mergeable(&out[i].piece) {
+                let merged = self.join(&out[i - 1].piece, &out[i].piece);
+                if fits(&out[i - 1], &merged) {
+                    out[i - 1].piece = merged;
+                    out.remove(i);
+                    continue;
+                }
+            }
+            i += 1;
+        }
+    }
+}
+
+/// Whether `text` has a line that is more than headings, markers and blank space.
+fn has_text(text: &str) -> bool {
+    let lines: Vec<&str> = text.lines().map(strip_markers).collect();
+    lines.iter().enumerate().any(|(k, line)| {
+        let setext_title = lines.get(k + 1).is_some_and(|next| is_rule(next));
+        let bare = line.is_empty()
+            || is_atx_heading(line)
+            || is_rule(line)
+            || setext_title
+            || is_container_marker(line);
+        !bare
+    })
+}
+
+/// `line` without leading whitespace, quote markers and list markers.
+fn strip_markers(line: &str) -> &str {
+    let mut t = line.trim();
+    loop {
+        let before = t.len();
+        t = t.strip_prefix('>').unwrap_or(t).trim_start();
+        for bullet in ["- ", "* ", "+ "] {
+            t = t.strip_prefix(bullet).unwrap_or(t).trim_start();
+        }
+        if matches!(t, "-" | "*" | "+") {
+            t = "";
+        }
+        let digits = t.bytes().take_while(u8::is_ascii_digit).count();
+        if (1..=9).contains(&digits)
+            && matches!(t.as_bytes().get(digits), Some(b'.' | b')'))
+            && t[digits + 1..]
+                .chars()
+                .next()
+                .is_none_or(char::is_whitespace)
+        {
+            t = t[digits + 1..].trim_start();
+        }
+        if t.len() == before {
+            return t;
+        }
+    }
+}
+
+fn is_atx_heading(line: &str) -> bool {
+    let hashes = line.bytes().take_while(|&b| b == b'#').count();
+    (1..=6).contains(&hashes)
+        && line[hashes..]
+            .chars()
+            .next()
+            .is_none_or(char::is_whitespace)
+}
+
+/// A thematic break or a setext underline.
+fn is_rule(line: &str) -> bool {
+    let mut marks = line.chars().filter(|c| !c.is_whitespace());
+    marks
+        .next()
+        .is_some_and(|first| "-=*_".contains(first) && marks.all(|c| c == first))
+}
+
+/// An mkdocs admonition or content tab marker line (`!!! note "Title"`, `=== "YAML"`).
+fn is_container_marker(line: &str) -> bool {
+    ["!!!", "???", "=== "].iter().any(|m| line.starts_with(m))
 }
 
 struct PendingItem {
@@ -157,6 +271,18 @@ impl<'c, 'a> Packer<'c, 'a> {
     /// Only headings and intro paragraphs: text that must not end a chunk.
     fn lead_only(&self) -> bool {
         !self.pending.is_empty() && self.pending.iter().all(|a| a.heading || a.intro)
+    }
+
+    /// How many pending items at the end must not end a chunk: an intro paragraph and the
+    /// headings before it (headings follow other blocks only inside a split block).
+    fn trailing_leads(&self) -> usize {
+        let intro = usize::from(self.pending.last().is_some_and(|a| a.intro));
+        let headings = self.pending[..self.pending.len() - intro]
+            .iter()
+            .rev()
+            .take_while(|a| a.heading)
+            .count();
+        intro + headings
     }
 
     fn pending_tokens(&self) -> usize {
@@ -245,30 +371,35 @@ impl<'c, 'a> Packer<'c, 'a> {
         let p = ctx.piece(block.range.clone());
         let intro = block.kind == Kind::Paragraph
             && ctx.source[block.range.clone()].trim_end().ends_with(':');
+        // Inside a split block headings start no section, but they still lead what follows.
+        let heading = matches!(block.kind, Kind::Heading { .. });
         if let Some(j) = &self.joined {
             // A lead (headings, an intro ending with ':') may take the block up to the cap.
             let limit = if self.lead_only() { max } else { target };
             if ctx.joins_within(j, &p, limit) {
                 self.push(PendingItem {
                     piece: p,
-                    heading: false,
+                    heading,
                     intro,
                 });
                 return;
             }
         }
-        // An intro paragraph moves forward to the block it introduces.
-        if !self.lead_only() && self.pending.last().is_some_and(|a| a.intro) {
-            if let Some(item) = self.pending.pop() {
-                self.rejoin();
-                self.flush();
+        // Trailing leads (an intro paragraph, the headings before it) move forward to the block
+        // they introduce.
+        let leads = self.trailing_leads();
+        if !self.lead_only() && leads > 0 {
+            let moved = self.pending.split_off(self.pending.len() - leads);
+            self.rejoin();
+            self.flush();
+            for item in moved {
                 self.push(item);
             }
             let (max, _) = self.budgets();
             if self.fits_with_pending(&p, max) {
                 self.push(PendingItem {
                     piece: p,
-                    heading: false,
+                    heading,
                     intro,
                 });
                 return;
@@ -281,7 +412,7 @@ impl<'c, 'a> Packer<'c, 'a> {
             if p.tokens <= max {
                 self.push(PendingItem {
                     piece: p,
-                    heading: false,
+                    heading,
                     intro,
                 });
                 return;
