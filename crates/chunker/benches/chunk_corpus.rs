@@ -10,26 +10,15 @@ use std::time::{Duration, Instant};
 use rag_chunker::{Chunker, ChunkerConfig, TokenCounter};
 use rayon::prelude::*;
 
-const TOKENIZER: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../models/all-MiniLM-L6-v2/tokenizer.json"
-);
+#[path = "../tests/common/hf.rs"]
+mod hf;
+use hf::Hf;
+
 const CORPUS: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/../../../shared/corpora/traefik/docs"
 );
 const ROUNDS: usize = 5;
-
-struct Hf(tokenizers::Tokenizer);
-
-impl TokenCounter for Hf {
-    fn count(&self, text: &str) -> usize {
-        self.0
-            .encode_fast(text, true)
-            .map(|e| e.len())
-            .unwrap_or(usize::MAX)
-    }
-}
 
 fn files(dir: &Path, out: &mut Vec<PathBuf>) {
     for e in std::fs::read_dir(dir).expect("corpus dir").flatten() {
@@ -77,10 +66,7 @@ fn main() {
         })
         .collect();
     let bytes: usize = docs.iter().map(|(_, s)| s.len()).sum();
-    let mut tok = tokenizers::Tokenizer::from_file(TOKENIZER).expect("tokenizer.json");
-    tok.with_truncation(None).expect("no truncation");
-    tok.with_padding(None);
-    let hf = Arc::new(Hf(tok));
+    let hf = Arc::new(Hf::load());
     let threads = rayon::current_num_threads();
     println!(
         "corpus: {} files, {:.2} MB; rayon threads: {threads}; best of {ROUNDS}",

@@ -2,18 +2,11 @@
 
 use std::sync::Arc;
 
-use rag_chunker::{Chunker, ChunkerConfig, TokenCounter};
+use rag_chunker::{Chunker, ChunkerConfig};
 
-struct Hf(tokenizers::Tokenizer);
-
-impl TokenCounter for Hf {
-    fn count(&self, text: &str) -> usize {
-        self.0
-            .encode_fast(text, true)
-            .map(|e| e.len())
-            .unwrap_or(usize::MAX)
-    }
-}
+#[path = "../tests/common/hf.rs"]
+mod hf;
+use hf::Hf;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -26,14 +19,7 @@ fn main() {
         std::process::exit(2);
     };
     let src = std::fs::read_to_string(format!("{root}/{rel}")).expect("read");
-    let tok = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../models/all-MiniLM-L6-v2/tokenizer.json"
-    );
-    let mut t = tokenizers::Tokenizer::from_file(tok).expect("tokenizer");
-    t.with_truncation(None).expect("trunc");
-    t.with_padding(None);
-    let chunker = Chunker::new(Arc::new(Hf(t)), ChunkerConfig::default()).expect("config");
+    let chunker = Chunker::new(Arc::new(Hf::load()), ChunkerConfig::default()).expect("config");
     let doc = chunker.chunk(rel, &src).expect("chunk");
     for c in &doc.chunks {
         println!(

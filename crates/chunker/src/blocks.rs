@@ -1,4 +1,5 @@
-//! The block tree both parsers produce and the packer consumes.
+//! The block tree both parsers produce and the packer consumes, and the row model of GFM tables
+//! (delimiter rows, row keys) that both the parser's rewrites and the table splitter read.
 
 use std::ops::Range;
 
@@ -93,4 +94,84 @@ pub(crate) fn lines(source: &str, r: Range<usize>) -> Vec<Range<usize>> {
         pos += line.len();
     }
     out
+}
+
+/// Whether `line` is a GFM table delimiter row (`|---|:--:|`).
+pub(crate) fn is_delimiter_row(line: &str) -> bool {
+    let t = line.trim();
+    t.contains('-')
+        && t.contains(['|', ':', '-'])
+        && t.chars().all(|c| matches!(c, '|' | '-' | ':' | ' ' | '\t'))
+}
+
+/// The first cell of a table row, without markup: the row's entity key.
+pub(crate) fn row_key(line: &str) -> Option<String> {
+    let t = line.trim().strip_prefix('|').unwrap_or(line.trim());
+    let cell = t.split('|').next()?;
+    let mut out = String::new();
+    let mut in_tag = false;
+    for c in cell.chars() {
+        match c {
+            '<' => in_tag = true,
+            '>' if in_tag => in_tag = false,
+            '`' | '*' => {}
+            _ if !in_tag => out.push(c),
+            _ => {}
+        }
+    }
+    let out = out.trim().to_string();
+    (!out.is_empty() && !out.bytes().all(|b| matches!(b, b'-' | b':' | b' '))).then_some(out)
+}
+
+/// Compact replacements for the delimiter rows of tables: padded rows (`|:------|`) cost one
+/// token per dash and say nothing. Ranges are the trimmed rows in `source`.
+pub(crate) fn delimiter_rewrites(
+    source: &str,
+    blocks: &[Block],
+    out: &mut Vec<(Range<usize>, String)>,
+) {
+    for b in blocks {
+        if b.kind == Kind::Table {
+            let ls = lines(source, b.range.clone());
+            if let Some(l) = ls
+                .iter()
+                .skip(1)
+                .find(|l| is_delimiter_row(&source[(*l).clone()]))
+            {
+                let line = &source[l.clone()];
+                let start = l.start + (line.len() - line.trim_start().len());
+                let end = l.start + line.trim_end().len();
+                let compact = compact_delimiter(&source[start..end]);
+                if compact.len() < end - start {
+                    out.push((start..end, compact));
+                }
+            }
+        }
+        delimiter_rewrites(source, &b.children, out);
+    }
+}
+
+fn compact_delimiter(row: &str) -> String {
+    let inner = row.strip_prefix('|').unwrap_or(row);
+    let inner = inner.strip_suffix('|').unwrap_or(inner);
+    let cells: Vec<String> = inner
+        .split('|')
+        .map(|c| {
+            let c = c.trim();
+            match (c.starts_with(':'), c.len() > 1 && c.ends_with(':')) {
+                (true, true) => ":---:",
+                (true, false) => ":---",
+                (false, true) => "---:",
+                (false, false) => "---",
+            }
+            .to_string()
+        })
+        .collect();
+    let lead = if row.starts_with('|') { "|" } else { "" };
+    let trail = if row.ends_with('|') && row.len() > 1 {
+        "|"
+    } else {
+        ""
+    };
+    format!("{lead}{}{trail}", cells.join("|"))
 }

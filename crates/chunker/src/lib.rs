@@ -46,7 +46,9 @@ mod count;
 mod frontmatter;
 mod markdown;
 mod pack;
+mod piece;
 mod plaintext;
+mod split;
 
 use std::collections::HashMap;
 use std::ops::Range;
@@ -57,7 +59,7 @@ use serde_json::{Map, Value};
 use crate::count::{Counting, Tokens};
 
 /// Bumped whenever the chunker's output for the same input and config may change.
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 
 /// Counts tokens as the embedding model sees them, INCLUDING the model's special tokens
 /// ([CLS]/[SEP]).
@@ -367,11 +369,11 @@ impl Chunker {
             .unwrap_or_else(|| file_title(path));
 
         let mut rewrites = Vec::new();
-        markdown::delimiter_rewrites(source, &blocks, &mut rewrites);
+        blocks::delimiter_rewrites(source, &blocks, &mut rewrites);
         let tokens = Tokens::new(&self.counting, source, body, rewrites);
-        let cx = pack::Cx {
-            tok: &tokens,
-            src: source,
+        let cx = pack::PackContext {
+            tokens: &tokens,
+            source,
             max_tokens: self.config.max_tokens,
             target_tokens: self.config.target_tokens,
             overlap_tokens: self.config.overlap_tokens,
@@ -396,7 +398,7 @@ impl Chunker {
             text.push_str(&tokens.render(p.range.clone()));
             text.push_str(&p.suffix);
             let n_tokens = if self.counting.additive {
-                self.counting.specials + e.bc_tokens + p.tokens
+                self.counting.specials + e.breadcrumb_tokens + p.tokens
             } else {
                 self.counting.counter.count(&text)
             };

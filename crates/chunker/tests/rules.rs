@@ -430,3 +430,84 @@ fn chunker_is_shareable_across_threads() {
         assert_eq!(h.join().expect("thread").chunks.len(), 1);
     }
 }
+
+/// A line with nothing to retrieve: blank, or only quote and list markers, a heading, a rule or
+/// an admonition marker.
+fn is_bare_line(line: &str) -> bool {
+    let mut t = line.trim();
+    loop {
+        let before = t.len();
+        t = t.trim_start_matches('>').trim_start();
+        for bullet in ["- ", "* ", "+ "] {
+            t = t.strip_prefix(bullet).unwrap_or(t);
+        }
+        if t.len() == before {
+            break;
+        }
+    }
+    t.is_empty()
+        || t.starts_with('#')
+        || t.starts_with("!!!")
+        || t.chars().all(|c| c == '-' || c == ' ')
+}
+
+#[test]
+fn no_chunk_is_only_headings_and_markers() {
+    let mut quotes = String::from("# T\n\n");
+    for i in 1..12 {
+        let q = ">".repeat(i);
+        quotes.push_str(&format!(
+            "{q} ## H{i}\n{q}\n{q} Text of level {i}, long enough to matter. {}\n{q}\n",
+            "word ".repeat(12)
+        ));
+    }
+    quotes.push_str("end\n");
+    let mut heading_list = String::from("# L\n\n");
+    for i in 0..30 {
+        heading_list.push_str(&format!(
+            "- ## item {i}\n\n  {}\n\n",
+            "Some words about it. ".repeat(1 + i % 5)
+        ));
+    }
+    let mut admonitions = String::from("# A\n\n");
+    for i in 0..12 {
+        admonitions.push_str(&format!(
+            "!!! note \"N{i}\"\n    ## inner {i}\n\n    {}\n\n",
+            "The note says this. ".repeat(3 + i % 7)
+        ));
+    }
+    let mut quoted_headings = String::from("# Q\n\n");
+    for i in 0..6 {
+        quoted_headings.push_str(&format!(
+            "> ## Part {i}\n>\n> {}\n>\n",
+            "A long quoted sentence goes on. ".repeat(14)
+        ));
+    }
+    let docs = [quotes, heading_list, admonitions, quoted_headings];
+    for (max, target) in [(256, 256), (128, 100), (64, 48)] {
+        let chunker = small(max, target);
+        for src in &docs {
+            let doc = chunker.chunk("hostile.md", src).expect("chunk");
+            assert_cap(&doc, max);
+            for c in &doc.chunks {
+                let body = c.text.split_once("\n\n").map_or("", |(_, b)| b);
+                assert!(
+                    body.lines().any(|l| !is_bare_line(l)),
+                    "max {max}: chunk {} has no text:\n{}",
+                    c.ordinal,
+                    c.text
+                );
+            }
+            // No text lost: every non-blank byte of the source is inside some chunk's range.
+            let mut covered = vec![false; src.len()];
+            for c in &doc.chunks {
+                covered[c.byte_range.clone()].fill(true);
+            }
+            let lost = src
+                .bytes()
+                .zip(&covered)
+                .position(|(b, &inside)| !inside && !b.is_ascii_whitespace());
+            assert_eq!(lost, None, "max {max}: text lost");
+        }
+    }
+}

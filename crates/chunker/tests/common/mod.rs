@@ -4,38 +4,19 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
-use rag_chunker::{Chunker, ChunkerConfig, TokenCounter};
+use rag_chunker::{Chunker, ChunkerConfig};
 
-pub const TOKENIZER: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../models/all-MiniLM-L6-v2/tokenizer.json"
-);
+mod hf;
+pub use hf::Hf;
+
 pub const CORPUS: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/../../../shared/corpora/traefik/docs"
 );
 
-/// all-MiniLM-L6-v2's tokenizer without the truncation (128) and padding its file carries.
-pub struct Hf(pub tokenizers::Tokenizer);
-
-impl TokenCounter for Hf {
-    fn count(&self, text: &str) -> usize {
-        self.0
-            .encode_fast(text, true)
-            .map(|e| e.len())
-            .expect("tokenize")
-    }
-}
-
 pub fn hf() -> Arc<Hf> {
     static HF: OnceLock<Arc<Hf>> = OnceLock::new();
-    HF.get_or_init(|| {
-        let mut t = tokenizers::Tokenizer::from_file(TOKENIZER).expect("tokenizer.json");
-        t.with_truncation(None).expect("no truncation");
-        t.with_padding(None);
-        Arc::new(Hf(t))
-    })
-    .clone()
+    HF.get_or_init(|| Arc::new(Hf::load())).clone()
 }
 
 pub fn chunker() -> Chunker {

@@ -1,0 +1,174 @@
+//! Splitting one oversized block into pieces that fit a budget, at the coarsest boundary that
+//! fits: child blocks, table rows, code lines, then blank lines, lines, sentences, words and
+//! characters of text. Pieces of a split block repeat what makes them readable alone (the table
+//! header, the code fence, the list intro, the admonition marker).
+
+mod code;
+mod table;
+mod text;
+
+use crate::blocks::{Block, Kind};
+use crate::pack::{PackContext, Packer};
+use crate::piece::Piece;
+
+/// Token limits for the pieces of one split: the first piece may have less room (it shares a
+/// chunk with what was accumulated before it).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Budget {
+    pub first_max: usize,
+    pub first_target: usize,
+    pub max: usize,
+    pub target: usize,
+}
+
+impl Budget {
+    pub fn flat(max: usize) -> Budget {
+        Budget {
+            first_max: max,
+            first_target: max,
+            max,
+            target: max,
+        }
+    }
+}
+
+/// Text boundaries, coarsest first.
+#[derive(Debug, Clone, Copy, PartialEq, PartialOrd)]
+pub(crate) enum Level {
+    Blank,
+    Lines,
+    Sentences,
+    Words,
+    Chars,
+}
+
+impl Level {
+    fn finer(self) -> Level {
+        match self {
+            Level::Blank => Level::Lines,
+            Level::Lines => Level::Sentences,
+            Level::Sentences => Level::Words,
+            Level::Words | Level::Chars => Level::Chars,
+        }
+    }
+}
+
+impl PackContext<'_> {
+    /// Splits `block` into pieces within `budget`; `intro` is the text introducing a list,
+    /// repeated on every piece of it.
+    pub fn split_block(
+        &self,
+        block: &Block,
+        budget: Budget,
+        intro: Option<(&str, usize)>,
+    ) -> Vec<Piece> {
+        let range = block.range.clone();
+        match &block.kind {
+            Kind::Table => self.split_table(range, budget),
+            Kind::FencedCode => self.split_code(range, budget),
+            Kind::IndentedCode => self.split_text(range, budget, Level::Blank, false),
+            _ if !block.children.is_empty() => {
+                let prefix = match (&block.kind, intro) {
+                    (Kind::List, Some((text, _))) => format!("{text}\n\n"),
+                    (Kind::Container { marker }, _) => {
+                        format!("{}\n\n", &self.source[marker.clone()])
+                    }
+                    _ => String::new(),
+                };
+                self.split_children(&block.children, budget, &prefix)
+            }
+            Kind::Paragraph | Kind::Heading { .. } | Kind::Item => {
+                self.split_text(range, budget, Level::Sentences, true)
+            }
+            _ => self.split_text(range, budget, Level::Blank, false),
+        }
+    }
+
+    /// Packs child blocks; continuation pieces start with `prefix` (list intro, admonition marker).
+    fn split_children(&self, children: &[Block], budget: Budget, prefix: &str) -> Vec<Piece> {
+        let mut prefix_tokens = self.str_tokens(prefix);
+        let mut prefix = prefix;
+        if prefix_tokens * 3 > budget.max {
+            prefix = "";
+            prefix_tokens = 0;
+        }
+        let total = children
+            .first()
+            .zip(children.last())
+            .map_or(0, |(f, l)| self.tokens.range(f.range.start..l.range.end));
+        let (first_soft, soft) = balance(total, budget, prefix_tokens);
+        let inner = Budget {
+            first_max: budget.first_max,
+            first_target: first_soft,
+            max: budget.max - prefix_tokens,
+            target: soft,
+        };
+        let mut packer = Packer::new(self, Some(inner));
+        for c in children {
+            packer.push_block(c);
+        }
+        let mut pieces: Vec<Piece> = packer.finish().into_iter().map(|e| e.piece).collect();
+        for piece in pieces.iter_mut().skip(1) {
+            piece.add_prefix(prefix, prefix_tokens);
+        }
+        pieces
+    }
+
+    /// Merges consecutive segments up to the target; pieces after the first get `prefix`, pieces
+    /// before the last get `suffix`. Segments must already fit
+    /// `max - prefix_tokens - suffix_tokens`.
+    fn merge_segments(
+        &self,
+        segments: Vec<Piece>,
+        budget: Budget,
+        (prefix, prefix_tokens): (&str, usize),
+        (suffix, suffix_tokens): (&str, usize),
+    ) -> Vec<Piece> {
+        let total = segments.iter().map(|s| s.tokens).sum();
+        let (first_soft, soft) = balance(total, budget, prefix_tokens + suffix_tokens);
+        let mut out: Vec<Piece> = Vec::new();
+        let mut current: Option<Piece> = None;
+        for segment in segments {
+            if let Some(c) = current.take() {
+                let limit = if out.is_empty() {
+                    first_soft.saturating_sub(suffix_tokens)
+                } else {
+                    soft
+                };
+                if c.mergeable(&segment) {
+                    let joined = self.join(&c, &segment);
+                    if joined.tokens <= limit {
+                        current = Some(joined);
+                        continue;
+                    }
+                }
+                out.push(c);
+            }
+            current = Some(segment);
+        }
+        out.extend(current);
+        let n = out.len();
+        for (i, p) in out.iter_mut().enumerate() {
+            if i > 0 {
+                p.add_prefix(prefix, prefix_tokens);
+            }
+            if i + 1 < n && !suffix.is_empty() {
+                p.add_suffix(suffix, suffix_tokens);
+            }
+        }
+        out
+    }
+}
+
+/// Soft limits (first piece, later pieces) that split `total` tokens into the fewest pieces of
+/// even size: an oversized block is cut as few times as the cap forces, so a procedure keeps
+/// as many consecutive steps together as fit. `overhead` is repeated on every later piece.
+fn balance(total: usize, b: Budget, overhead: usize) -> (usize, usize) {
+    let lead = b.max.saturating_sub(b.first_max);
+    let hard = b.max.saturating_sub(overhead).max(1);
+    let total = total + lead;
+    let n = total.div_ceil(hard).max(1);
+    let even = total.div_ceil(n);
+    let soft = (even + even / 8).min(hard);
+    (soft.saturating_sub(lead).min(b.first_max), soft)
+}
