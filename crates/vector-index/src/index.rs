@@ -179,13 +179,7 @@ impl VectorIndex {
             self.push_slot(*id, v);
         }
         drop(prepared);
-        let dim = self.dim;
-        let batch: Vec<(&[f32], usize)> = (first..self.ids.len())
-            .map(|slot| (&self.vectors[slot * dim..(slot + 1) * dim], slot))
-            .collect();
-        let deterministic = self.params.seed.is_some();
-        graph.insert_many(&batch, deterministic);
-        drop(batch);
+        insert_slots(&mut graph, &self.vectors, self.dim, first..self.ids.len(), &self.params);
         self.graph = OnceLock::from(graph);
         self.flat = OnceLock::new();
         Ok(())
@@ -231,22 +225,6 @@ impl VectorIndex {
     /// The parameters in force.
     pub fn params(&self) -> &IndexParams {
         &self.params
-    }
-
-    /// Changes the search width (e.g. for a recall/speed trade-off per query type).
-    pub fn set_ef_search(&mut self, ef_search: usize) -> Result<(), IndexError> {
-        let params = IndexParams {
-            ef_search,
-            ..self.params.clone()
-        };
-        params.validate()?;
-        self.params = params;
-        Ok(())
-    }
-
-    /// Changes the live-vector count below which `search` is exact.
-    pub fn set_exact_below(&mut self, exact_below: usize) {
-        self.params.exact_below = exact_below;
     }
 
     /// Top `k` live vectors by cosine similarity (= dot product), best first, as
@@ -339,11 +317,7 @@ impl VectorIndex {
             }
         }
         let mut graph = Graph::new(&self.params, n);
-        let batch: Vec<(&[f32], usize)> = (0..n)
-            .map(|slot| (&vectors[slot * dim..(slot + 1) * dim], slot))
-            .collect();
-        graph.insert_many(&batch, self.params.seed.is_some());
-        drop(batch);
+        insert_slots(&mut graph, &vectors, dim, 0..n, &self.params);
         self.slot_of = ids
             .iter()
             .enumerate()
@@ -430,12 +404,8 @@ impl VectorIndex {
                 Err(e) => log::warn!("{e}; rebuilding the graph from the saved vectors"),
             }
         }
-        let dim = self.dim;
         let mut graph = Graph::new(&self.params, n);
-        let batch: Vec<(&[f32], usize)> = (0..n)
-            .map(|slot| (&self.vectors[slot * dim..(slot + 1) * dim], slot))
-            .collect();
-        graph.insert_many(&batch, self.params.seed.is_some());
+        insert_slots(&mut graph, &self.vectors, self.dim, 0..n, &self.params);
         graph
     }
 
@@ -560,4 +530,19 @@ impl VectorIndex {
             pass as f64 / live as f64
         }
     }
+}
+
+/// Inserts the vectors of `slots` (slot-major rows of `vectors`) into `graph`, in parallel
+/// unless a seed asks for a deterministic build.
+fn insert_slots(
+    graph: &mut Graph,
+    vectors: &[f32],
+    dim: usize,
+    slots: std::ops::Range<usize>,
+    params: &IndexParams,
+) {
+    let batch: Vec<(&[f32], usize)> = slots
+        .map(|slot| (&vectors[slot * dim..(slot + 1) * dim], slot))
+        .collect();
+    graph.insert_many(&batch, params.seed.is_some());
 }

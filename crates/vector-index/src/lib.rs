@@ -75,7 +75,6 @@ mod persist;
 mod table;
 mod walk;
 
-pub use dist::DistUnitDot;
 pub use error::IndexError;
 pub use index::{IdFilter, VectorIndex};
 pub use params::IndexParams;
