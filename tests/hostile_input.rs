@@ -37,6 +37,16 @@ fn code_of(args: &[&str]) -> (i32, String) {
     (code, stderr)
 }
 
+/// Paths named in a sync report's warnings.
+fn warned_paths(report: &Value) -> Vec<&str> {
+    report["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["path"].as_str().unwrap())
+        .collect()
+}
+
 fn texts(index: &Path) -> Vec<(String, String)> {
     dump(index)
         .into_iter()
@@ -123,12 +133,7 @@ fn front_matter_bombs_are_bounded_and_the_rest_is_indexed() {
     std::fs::write(docs.join("deep.md"), deep).unwrap();
     let report = sync(&docs, &work.path().join("idx"), 0);
     assert_eq!(report["files"]["added"], 5, "{report}");
-    let warned: Vec<&str> = report["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|w| w["path"].as_str().unwrap())
-        .collect();
+    let warned = warned_paths(&report);
     for name in ["bomb10.md", "bomb30.md", "deep.md"] {
         assert!(warned.contains(&name), "{name} not reported: {report}");
     }
@@ -190,12 +195,7 @@ fn blobs_are_left_out_reported_and_do_not_stall_the_sync() {
 
     let index = work.path().join("idx");
     let report = sync(&docs, &index, 0);
-    let warned: Vec<&str> = report["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|w| w["path"].as_str().unwrap())
-        .collect();
+    let warned = warned_paths(&report);
     for name in ["uri.md", "wrapped.md", "numbers.txt", "word.md"] {
         assert!(warned.contains(&name), "{name} not reported: {report}");
     }

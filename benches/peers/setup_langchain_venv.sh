@@ -2,6 +2,9 @@
 # Creates benches/peers/.venv-langchain for benches/peers/langchain_sync.py: LangChain's indexing
 # API (langchain-core `index()`, langchain-classic `SQLRecordManager`), its text splitters, and
 # sentence-transformers on torch to run the same local model folder. Idempotent; only PyPI needed.
+# Also the document loaders of benches/peers/langchain_formats.py (langchain-community's
+# BSHTMLLoader, PyPDFLoader, Docx2txtLoader) and the parsers behind them: beautifulsoup4 with lxml
+# (BSHTMLLoader's default parser), pypdf, docx2txt.
 #
 # PyPI has no CPU-only torch wheel, so its default (CUDA) wheel is used. torch is tried first
 # without its CUDA dependency packages (several GB); if that torch does not import, the full set is
@@ -14,6 +17,7 @@ venv="$here/.venv-langchain"
 python=$(command -v python3 || command -v python) || { echo "error: python3 is needed" >&2; exit 2; }
 
 check='import torch, sentence_transformers, langchain_core.indexing, langchain_classic.indexes, langchain_text_splitters'
+check="$check, langchain_community.document_loaders, bs4, lxml, pypdf, docx2txt"
 if [ -x "$venv/bin/python" ] && "$venv/bin/python" -c "$check" 2>/dev/null; then
     exit 0
 fi
@@ -31,5 +35,6 @@ if ! "$venv/bin/python" -c "import torch; torch.ones(2) @ torch.ones(2)" 2>/dev/
 fi
 "${pip[@]}" --no-deps sentence-transformers >&2
 "${pip[@]}" transformers huggingface-hub tqdm scipy scikit-learn pillow typing-extensions >&2
-"${pip[@]}" langchain-core langchain-text-splitters langchain-classic "sqlalchemy[asyncio]" >&2
+"${pip[@]}" langchain-core langchain-text-splitters langchain-classic "sqlalchemy[asyncio]" \
+    langchain-community beautifulsoup4 lxml pypdf docx2txt >&2
 "$venv/bin/python" -c "$check; import langchain_core, torch, sentence_transformers; print('langchain venv ready: torch', torch.__version__, 'sentence-transformers', sentence_transformers.__version__, 'langchain-core', langchain_core.__version__)" >&2

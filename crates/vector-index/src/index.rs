@@ -179,7 +179,13 @@ impl VectorIndex {
             self.push_slot(*id, v);
         }
         drop(prepared);
-        insert_slots(&mut graph, &self.vectors, self.dim, first..self.ids.len(), &self.params);
+        insert_slots(
+            &mut graph,
+            &self.vectors,
+            self.dim,
+            first..self.ids.len(),
+            &self.params,
+        );
         self.graph = OnceLock::from(graph);
         self.flat = OnceLock::new();
         Ok(())
