@@ -172,6 +172,18 @@ fn lexical_and_hybrid_search_follow_every_sync() {
     let back = search(&reader, &terms[0], 5, SearchMode::Lexical);
     assert!(back.iter().any(|h| h.chunk.path == gone));
     assert!(index.verify(false).unwrap().ok());
+
+    // Damaged under a running process: its next sync (no file changed) rebuilds it, and both
+    // handles' searches use it again at the same generation.
+    std::fs::write(dir.join("lexical/meta.json"), b"garbage").unwrap();
+    assert!(!index.verify(false).unwrap().ok());
+    sync_lib(&index, &docs);
+    assert!(index.verify(false).unwrap().ok());
+    assert_eq!(lexical_ids(&dir), store_ids(&index));
+    for handle in [&index, &reader] {
+        let found = search(handle, "quokkaFeatureGate", 5, SearchMode::Lexical);
+        assert!(found[0].chunk.text.contains("quokkaFeatureGate"));
+    }
 }
 
 #[test]

@@ -252,13 +252,15 @@ impl RagIndex {
         write.commit()?;
         index_dir::remove_unreferenced_graphs(&self.dir, &graph_dir);
         let previous = self.searcher.read().expect("searcher lock").clone();
-        let lexical =
-            self.lexical_view(previous.as_ref().map(|p| &p.lexical), Some(meta.generation));
+        let lexical = self.lexical_view(
+            previous.as_deref().map(Searcher::lexical).as_ref(),
+            Some(meta.generation),
+        );
         *self.searcher.write().expect("searcher lock") = Some(Arc::new(Searcher {
             generation: meta.generation,
             snapshot: self.store.read()?,
             vectors,
-            lexical,
+            lexical: std::sync::RwLock::new(lexical),
         }));
         Ok(())
     }

@@ -156,12 +156,18 @@ struct Searcher {
     generation: u64,
     snapshot: Snapshot,
     vectors: VectorIndex,
-    lexical: LexicalView,
+    /// Replaced when an unavailable lexical index becomes usable at the same generation (a sync
+    /// or repair that rebuilt only it).
+    lexical: RwLock<LexicalView>,
 }
 
 impl Searcher {
     fn is_empty(&self) -> Result<bool> {
         Ok(self.snapshot.counts()?.chunks == 0)
+    }
+
+    fn lexical(&self) -> LexicalView {
+        self.lexical.read().expect("lexical view lock").clone()
     }
 }
 
@@ -278,10 +284,19 @@ impl RagIndex {
     /// The searcher for the latest commit, loading or rebuilding it when a newer commit exists.
     fn searcher(&self) -> Result<Arc<Searcher>> {
         let snapshot = self.store.read()?;
-        let generation = snapshot.meta()?.map_or(0, |m| m.generation);
+        let stored = snapshot.meta()?.map(|m| m.generation);
+        let generation = stored.unwrap_or(0);
         if let Some(current) = self.searcher.read().expect("searcher lock").as_ref()
             && current.generation == generation
         {
+            // Opening a missing or damaged index fails in well under a millisecond, so retrying
+            // costs little while it is unusable and nothing once it is fine.
+            if stored.is_some() && current.lexical().handle().is_none() {
+                let view = self.lexical_view(None, stored);
+                if view.handle().is_some() {
+                    *current.lexical.write().expect("lexical view lock") = view;
+                }
+            }
             return Ok(current.clone());
         }
         let previous = self.searcher.read().expect("searcher lock").clone();
@@ -295,10 +310,10 @@ impl RagIndex {
     fn load_searcher(&self, snapshot: Snapshot, previous: Option<&Searcher>) -> Result<Searcher> {
         let meta = snapshot.meta()?;
         let generation = meta.as_ref().map_or(0, |m| m.generation);
-        let lexical = self.lexical_view(
-            previous.map(|p| &p.lexical),
+        let lexical = RwLock::new(self.lexical_view(
+            previous.map(Searcher::lexical).as_ref(),
             meta.as_ref().map(|m| m.generation),
-        );
+        ));
         let live = snapshot.counts()?.chunks as usize;
         if let Some(pointer) = meta.as_ref().and_then(|m| m.graph.clone())
             && pointer.generation == generation

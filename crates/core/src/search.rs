@@ -215,7 +215,9 @@ impl RagIndex {
         request.validate()?;
         let searcher = self.searcher()?;
         let k = request.k;
-        let lexical_problem = match &searcher.lexical {
+        // One view for the whole request, even if a retry replaces it meanwhile.
+        let lexical = searcher.lexical();
+        let lexical_problem = match &lexical {
             LexicalView::Ready(_) => None,
             LexicalView::Unavailable(reason) => Some(reason.clone()),
         };
@@ -244,7 +246,7 @@ impl RagIndex {
                 })
             }
             SearchMode::Lexical => {
-                let lexical = self.lexical_candidates(&searcher, &request.query, k)?;
+                let lexical = lexical_candidates(&searcher, &lexical, &request.query, k)?;
                 single(&lexical, |rank| Signals {
                     dense: None,
                     lexical: Some(rank),
@@ -253,7 +255,7 @@ impl RagIndex {
             SearchMode::Hybrid => {
                 let depth = (k * 4).max(MIN_CANDIDATES);
                 let dense = self.dense_candidates(&searcher, request, depth)?;
-                let lexical = self.lexical_candidates(&searcher, &request.query, depth)?;
+                let lexical = lexical_candidates(&searcher, &lexical, &request.query, depth)?;
                 let mut fused = fuse(&dense, &lexical, request.fusion);
                 fused.truncate(k);
                 fused
@@ -290,24 +292,29 @@ impl RagIndex {
             searcher.vectors.search(&vector, n, None)?
         })
     }
+}
 
-    /// BM25 candidates that are live chunks of the searcher's snapshot, under the point the
-    /// snapshot gives them.
-    fn lexical_candidates(&self, searcher: &Searcher, query: &str, n: usize) -> Result<Ranked> {
-        let Some(lexical) = searcher.lexical.handle() else {
-            return Ok(Vec::new());
-        };
-        let mut out = Vec::new();
-        for hit in lexical.search(query, n, None)? {
-            let live = searcher.snapshot.chunk_id_for_point(hit.point)?;
-            if live.as_deref() == Some(hit.chunk_id.as_str()) {
-                out.push((hit.point, hit.score));
-            } else {
-                log::debug!("lexical hit {} is not live; dropped", hit.chunk_id);
-            }
+/// BM25 candidates that are live chunks of the searcher's snapshot, under the point the snapshot
+/// gives them.
+fn lexical_candidates(
+    searcher: &Searcher,
+    lexical: &LexicalView,
+    query: &str,
+    n: usize,
+) -> Result<Ranked> {
+    let Some(lexical) = lexical.handle() else {
+        return Ok(Vec::new());
+    };
+    let mut out = Vec::new();
+    for hit in lexical.search(query, n, None)? {
+        let live = searcher.snapshot.chunk_id_for_point(hit.point)?;
+        if live.as_deref() == Some(hit.chunk_id.as_str()) {
+            out.push((hit.point, hit.score));
+        } else {
+            log::debug!("lexical hit {} is not live; dropped", hit.chunk_id);
         }
-        Ok(out)
     }
+    Ok(out)
 }
 
 /// One list's candidates as final results, with their own scores and ranks.
