@@ -17,10 +17,10 @@ pub enum ModeArg {
 /// How hybrid search fuses the signals.
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
 pub enum FusionArg {
+    /// 0.5 / 0.5 of min-max normalised scores (the library's default).
+    Convex,
     /// Reciprocal rank fusion, k = 60.
     Rrf,
-    /// 0.5 / 0.5 of min-max normalised scores.
-    Convex,
 }
 
 #[derive(clap::Args, Debug)]
@@ -29,7 +29,7 @@ pub struct SearchFlags {
     #[arg(long, value_enum, default_value_t = ModeArg::Hybrid)]
     pub mode: ModeArg,
     /// How hybrid mode fuses the vector and BM25 rankings.
-    #[arg(long, value_enum, default_value_t = FusionArg::Rrf)]
+    #[arg(long, value_enum, default_value_t = FusionArg::Convex)]
     pub fusion: FusionArg,
     /// Brute-force search over every vector instead of the graph.
     #[arg(long)]

@@ -79,9 +79,12 @@ impl Fusion {
 }
 
 impl Default for Fusion {
-    /// RRF with k = 60, measured best on the dev set (README, "Hybrid search").
+    /// The convex 0.5 / 0.5 rule: on the Traefik dev set it beat RRF at rank 1 (R@1 0.750 vs
+    /// 0.675, MRR@10 0.823 vs 0.773, equal R@5/R@10). RRF's k = 60 flattens the top of each list
+    /// (rank 1 alone scores 1/61, rank 3 in both lists 2/63), so a chunk BM25 ranks far ahead for
+    /// an exact term loses to ones both signals rate middling; normalised scores keep that margin.
     fn default() -> Self {
-        Fusion::RRF
+        Fusion::CONVEX
     }
 }
 
