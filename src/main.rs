@@ -20,7 +20,7 @@ use clap::{Parser, Subcommand};
 
 use rag_index_core::{Error as CoreError, SyncOptions};
 
-use commands::{eval::EvalArgs, query::QueryArgs, sync::SyncArgs};
+use commands::{eval::EvalArgs, query::QueryArgs, search_flags::SearchFlags, sync::SyncArgs};
 use setup::index_config;
 
 /// Exit code for "the index is busy": EX_TEMPFAIL, so cron wrappers can retry.
@@ -93,9 +93,8 @@ enum Command {
         /// A file with one query per line.
         #[arg(long, value_name = "FILE")]
         queries: Option<PathBuf>,
-        /// Brute-force search over every vector instead of the graph.
-        #[arg(long)]
-        exact: bool,
+        #[command(flatten)]
+        search: SearchFlags,
     },
     /// Print the chunks files would produce (no index needed).
     Chunks {
@@ -142,9 +141,8 @@ enum Command {
         k: usize,
         #[arg(long)]
         json: bool,
-        /// Brute-force search instead of the graph.
-        #[arg(long)]
-        exact: bool,
+        #[command(flatten)]
+        search: SearchFlags,
     },
     /// Check every invariant of the index; exit 1 when one fails.
     Verify {
@@ -235,7 +233,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             k,
             json,
             queries,
-            exact,
+            search,
         } => {
             let args = QueryArgs {
                 text,
@@ -243,7 +241,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 k,
                 json,
                 queries,
-                exact,
+                search,
             };
             commands::query::run(model_dir, args)
         }
@@ -260,14 +258,14 @@ fn run(cli: Cli) -> Result<ExitCode> {
             index,
             k,
             json,
-            exact,
+            search,
         } => {
             let args = EvalArgs {
                 questions,
                 index,
                 k,
                 json,
-                exact,
+                search,
             };
             commands::eval::run(model_dir, args)
         }

@@ -1,6 +1,6 @@
 //! Crash safety: the real binary is killed with SIGKILL at random moments during syncs of real
-//! docs; after each kill the next `sync` succeeds, `verify` passes and `dump` equals a fresh index
-//! of the folder. `RAG_KILL_TRIALS` (default 10) and `RAG_KILL_SEED` set how many and which;
+//! docs; after each kill the next `sync` succeeds, `verify` passes, `dump` equals a fresh index
+//! of the folder and the lexical index holds exactly the chunks `dump` lists. `RAG_KILL_TRIALS` (default 10) and `RAG_KILL_SEED` set how many and which;
 //! `scripts/kill-trials.sh` runs a larger number.
 
 mod common;
@@ -101,6 +101,16 @@ fn sigkill_at_random_moments_never_leaves_an_index_the_next_sync_cannot_repair()
             })
             .collect();
         assert_eq!(live, expected_chunks(&docs, Some(&index)), "trial {trial}");
+        let lexical = rag_lexical::LexicalIndex::open_read_only(&index.join("lexical")).unwrap();
+        let lexical_ids: std::collections::BTreeSet<String> = lexical
+            .chunk_ids()
+            .unwrap()
+            .into_iter()
+            .map(|(id, _)| id)
+            .collect();
+        let live_ids: std::collections::BTreeSet<String> =
+            live.iter().map(|(id, _, _)| id.clone()).collect();
+        assert_eq!(lexical_ids, live_ids, "trial {trial}: lexical index");
         assert!(
             !std::fs::read_dir(&index)
                 .unwrap()

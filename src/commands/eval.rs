@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 
+use super::search_flags::SearchFlags;
 use crate::output::line;
 use crate::setup::open_for_reading;
 
@@ -16,7 +17,7 @@ pub struct EvalArgs {
     pub index: Option<PathBuf>,
     pub k: usize,
     pub json: bool,
-    pub exact: bool,
+    pub search: SearchFlags,
 }
 
 pub fn run(model_dir: Option<&Path>, args: EvalArgs) -> Result<ExitCode> {
@@ -35,7 +36,7 @@ pub fn run(model_dir: Option<&Path>, args: EvalArgs) -> Result<ExitCode> {
     let parsed = rag_index_core::eval::parse_questions(&text)
         .map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
     let index = open_for_reading(model_dir, args.index)?;
-    let report = index.evaluate(&parsed, args.k.max(1), args.exact)?;
+    let report = index.evaluate_with(&parsed, &args.search.request("", args.k.max(1)))?;
     let mut out = std::io::stdout().lock();
     if args.json {
         line(&mut out, serde_json::to_string(&report)?)?;

@@ -71,10 +71,11 @@ pub fn stats(model_dir: Option<&Path>, index: Option<PathBuf>, json: bool) -> Re
     line(
         &mut out,
         format_args!(
-            "disk:        {} total ({} store, {} graph)",
+            "disk:        {} total ({} store, {} graph, {} lexical)",
             human_bytes(stats.total_bytes),
             human_bytes(stats.db_bytes),
-            human_bytes(stats.graph_bytes)
+            human_bytes(stats.graph_bytes),
+            human_bytes(stats.lexical_bytes)
         ),
     )?;
     Ok(ExitCode::SUCCESS)

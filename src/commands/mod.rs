@@ -4,6 +4,7 @@ pub mod chunks;
 pub mod eval;
 pub mod inspect;
 pub mod query;
+pub mod search_flags;
 pub mod sync;
 pub mod verify;
 

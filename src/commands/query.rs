@@ -8,6 +8,7 @@ use anyhow::{Context, Result, bail};
 use rag_index_core::Hit;
 
 use super::bounded_lines;
+use super::search_flags::SearchFlags;
 use crate::output::{line, truncate};
 use crate::setup::open_for_reading;
 
@@ -23,7 +24,7 @@ pub struct QueryArgs {
     pub k: usize,
     pub json: bool,
     pub queries: Option<PathBuf>,
-    pub exact: bool,
+    pub search: SearchFlags,
 }
 
 #[derive(serde::Serialize)]
@@ -63,7 +64,7 @@ pub fn run(model_dir: Option<&Path>, args: QueryArgs) -> Result<ExitCode> {
     let index = open_for_reading(model_dir, args.index)?;
     let mut out = std::io::stdout().lock();
     for query in &queries {
-        let hits = index.search(query, args.k, args.exact)?;
+        let hits = index.search_with(&args.search.request(query, args.k))?;
         if args.json {
             let record = QueryLine { query, hits: &hits };
             line(&mut out, serde_json::to_string(&record)?)?;

@@ -87,9 +87,34 @@ fn range_as_pair<S: serde::Serializer>(r: &Range<u64>, s: S) -> Result<S::Ok, S:
 pub struct Hit {
     /// 1-based rank.
     pub rank: usize,
-    /// Cosine similarity to the query.
+    /// What the ranking sorts by: cosine similarity in dense mode, BM25 in lexical mode, the
+    /// fused score in hybrid mode (see [`Fusion`](crate::Fusion)).
     pub score: f32,
     /// The chunk.
     #[serde(flatten)]
     pub chunk: IndexedChunk,
+    /// Where each signal placed this chunk, to explain the ranking. `None` from
+    /// [`search_vector`](crate::RagIndex::search_vector).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub signals: Option<Signals>,
+}
+
+/// Each signal's view of one hit; a signal that did not list it among its candidates is `None`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Signals {
+    /// Embedding similarity: cosine score and rank.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dense: Option<SignalRank>,
+    /// BM25: score and rank.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lexical: Option<SignalRank>,
+}
+
+/// One signal's rank (1-based) and raw score for a hit.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct SignalRank {
+    /// 1-based rank in that signal's candidate list.
+    pub rank: usize,
+    /// That signal's own score (not comparable across signals).
+    pub score: f32,
 }

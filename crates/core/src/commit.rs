@@ -1,5 +1,6 @@
 //! The commit point: a plan's new chunk set, manifest and graph pointer in one transaction, and
-//! the graph saved for exactly that state. Used by sync and by `verify --repair`.
+//! the graph and lexical index saved for exactly that state before it. Used by sync and by
+//! `verify --repair`.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -9,6 +10,7 @@ use std::time::Instant;
 use rag_store::{ChunkRecord, FileRecord, GraphPointer, IndexMeta, WriteBatch};
 use rag_vector_index::VectorIndex;
 
+use crate::lexical::LexicalDelta;
 use crate::sync::plan::SyncPlan;
 use crate::{Error, RagIndex, Result, Searcher, embedding_key, index_dir};
 
@@ -19,6 +21,8 @@ pub(crate) struct CommitContext<'a> {
     pub chunker_id: &'a str,
     /// The saved graph matches the stored generation and its files check out.
     pub graph_current: bool,
+    /// The lexical index is at the stored generation.
+    pub lexical_current: bool,
     pub cancel: &'a AtomicBool,
 }
 
@@ -43,6 +47,7 @@ impl RagIndex {
         });
         let mut deleted_points: Vec<u64> = Vec::new();
         let mut inserted: Vec<(u64, String)> = Vec::new(); // (point, embedding key)
+        let mut lexical = LexicalDelta::default();
 
         if plan.reindex {
             for (id, old) in write.chunks()? {
@@ -63,6 +68,7 @@ impl RagIndex {
             for id in ids {
                 if let Some(old) = write.remove_chunk(id)? {
                     deleted_points.push(old.point);
+                    lexical.deleted.push(id.clone());
                 }
             }
             write.remove_file(path)?;
@@ -78,6 +84,7 @@ impl RagIndex {
                     }
                 } else if let Some(old) = write.remove_chunk(id)? {
                     deleted_points.push(old.point);
+                    lexical.deleted.push(id.clone());
                 }
             }
             for chunk in &file.chunks {
@@ -87,6 +94,12 @@ impl RagIndex {
                         let point = meta.next_point;
                         meta.next_point += 1;
                         inserted.push((point, embedding_key(cx.model_id, &chunk.hash)));
+                        lexical.inserted.push(rag_lexical::LexicalDoc {
+                            chunk_id: &chunk.id,
+                            point,
+                            text: &chunk.text,
+                            path: &chunk.path,
+                        });
                         point
                     }
                 };
@@ -112,11 +125,24 @@ impl RagIndex {
 
         let deleted = deleted_points.len();
         let total = write.chunk_count()? as usize;
+        let old_generation = cx.old_meta.as_ref().map(|m| m.generation);
         if plan.changes_chunks() {
             meta.generation += 1;
             meta.unreferenced_vectors_bound += deleted as u64;
             self.sweep_vectors_if_due(&mut write, &mut meta, cx.model_id, plan.reindex, total)?;
-        } else if cx.graph_current {
+        }
+        // Written and fsynced before the store commit: a crash in between leaves it one
+        // generation ahead, which the next sync sees and answers with a rebuild.
+        self.update_lexical(
+            (!plan.reindex).then_some(&lexical),
+            old_generation,
+            meta.generation,
+            cx.lexical_current,
+            || Ok(write.chunks()?),
+            cx.cancel,
+        )?;
+        log::debug!("commit: lexical index updated at {:?}", phase.elapsed());
+        if !plan.changes_chunks() && cx.graph_current {
             // Only manifest stats changed: the graph stays as it is.
             if cx.cancel.load(Ordering::Relaxed) {
                 return Err(Error::Cancelled);
@@ -225,10 +251,16 @@ impl RagIndex {
         }
         write.commit()?;
         index_dir::remove_unreferenced_graphs(&self.dir, &graph_dir);
+        let previous = self.searcher.read().expect("searcher lock").clone();
+        let lexical = self.lexical_view(
+            previous.as_deref().map(Searcher::lexical).as_ref(),
+            Some(meta.generation),
+        );
         *self.searcher.write().expect("searcher lock") = Some(Arc::new(Searcher {
             generation: meta.generation,
             snapshot: self.store.read()?,
             vectors,
+            lexical: std::sync::RwLock::new(lexical),
         }));
         Ok(())
     }

@@ -100,6 +100,29 @@ pub enum Error {
     /// The vector index failed.
     #[error(transparent)]
     Vectors(#[from] rag_vector_index::IndexError),
+    /// The lexical (BM25) index failed. A damaged one is rebuilt by the next `sync` or by
+    /// `verify --repair`.
+    #[error(transparent)]
+    Lexical(#[from] rag_lexical::LexicalError),
+    /// Lexical search was asked of an index whose lexical index is missing or does not match the
+    /// store's last commit (made by an older version, damaged, or a writer died between the two
+    /// commits). The next `sync` rebuilds it.
+    #[error(
+        "the lexical index of {path} cannot be used ({reason}); run `rag-index sync` or \
+         `rag-index verify --repair` to rebuild it"
+    )]
+    LexicalUnavailable {
+        /// The index directory.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
+    /// A search request is not valid.
+    #[error("invalid search request: {reason}")]
+    InvalidRequest {
+        /// What is wrong.
+        reason: String,
+    },
     /// The index is opened read-only.
     #[error("index {path} is opened read-only")]
     ReadOnly {

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::{RagIndex, Result};
+use crate::{Fusion, RagIndex, Result, SearchMode, SearchRequest};
 
 /// One question of a question set (the `questions.jsonl` format).
 #[derive(Debug, Clone, Deserialize)]
@@ -59,6 +59,10 @@ pub struct QuestionResult {
 pub struct EvalReport {
     /// Hits retrieved per question.
     pub k: usize,
+    /// The search mode.
+    pub mode: SearchMode,
+    /// The fusion rule (used by hybrid mode only).
+    pub fusion: Fusion,
     /// All questions.
     pub overall: Metrics,
     /// By pattern.
@@ -123,13 +127,25 @@ fn metrics(ranks: &[Option<usize>]) -> Metrics {
 }
 
 impl RagIndex {
-    /// Runs every question against the index, retrieving `k` hits each.
+    /// Runs every question against the index, retrieving `k` hits each in the default mode.
     pub fn evaluate(&self, questions: &[Question], k: usize, exact: bool) -> Result<EvalReport> {
+        self.evaluate_with(questions, &SearchRequest::new("").k(k).exact(exact))
+    }
+
+    /// Runs every question against the index with the settings of `request` (its query text
+    /// is replaced by each question's).
+    pub fn evaluate_with(
+        &self,
+        questions: &[Question],
+        request: &SearchRequest,
+    ) -> Result<EvalReport> {
+        request.validate()?;
+        let k = request.hits();
         let mut results = Vec::with_capacity(questions.len());
         let mut tokens = 0u64;
         let mut returned = 0u64;
         for question in questions {
-            let hits = self.search(&question.question, k, exact)?;
+            let hits = self.search_with(&request.with_query(question.question.as_str()))?;
             let evidence: Vec<String> = question
                 .evidence
                 .iter()
@@ -158,6 +174,8 @@ impl RagIndex {
         let all: Vec<Option<usize>> = results.iter().map(|r| r.rank).collect();
         Ok(EvalReport {
             k,
+            mode: request.search_mode(),
+            fusion: request.fusion_rule(),
             overall: metrics(&all),
             per_pattern: groups
                 .iter()

@@ -1,8 +1,9 @@
 //! The index directory: what rag-index keeps in it, and the rule that it only ever deletes what
 //! it can prove it wrote.
 //!
-//! An index directory holds `index.redb` and one saved graph directory per committed generation
-//! (`graph-<generation>-<hex nonce>`), plus damaged stores moved aside. A folder holding
+//! An index directory holds `index.redb`, one saved graph directory per committed generation
+//! (`graph-<generation>-<hex nonce>`), the lexical index (`lexical/`), plus damaged stores moved
+//! aside. A folder holding
 //! anything else and no store is not an index, and is refused rather than written into. Old
 //! graph directories are removed only when their name has the exact form and every file in them
 //! is one the vector index writes; they are removed file by file, never recursively.
@@ -12,7 +13,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use rag_vector_index::VectorIndex;
 
-use crate::{DB_FILE, Error, GRAPH_DIR_PREFIX, Result};
+use crate::{DB_FILE, Error, GRAPH_DIR_PREFIX, LEXICAL_DIR, Result};
 
 /// Suffix of a damaged store moved aside by a rebuild: `index.redb.damaged-<unix seconds>`.
 const DAMAGED_SUFFIX: &str = ".damaged-";
@@ -43,6 +44,7 @@ fn is_graph_dir_name(name: &str) -> bool {
 /// Whether `name` is something rag-index keeps in an index directory.
 fn is_ours(name: &str) -> bool {
     name == DB_FILE
+        || name == LEXICAL_DIR
         || (name.starts_with(DB_FILE) && name[DB_FILE.len()..].starts_with(DAMAGED_SUFFIX))
         || is_graph_dir_name(name)
 }

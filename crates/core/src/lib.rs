@@ -5,6 +5,8 @@
 //! chunks, [`rag_embed`] embeds them with a local sentence-transformers model, [`rag_store`] keeps
 //! files, chunks and vectors in one redb file (the source of truth), and [`rag_vector_index`]
 //! searches them through an HNSW graph that is derived from the store and rebuilt when missing.
+//! [`rag_lexical`] keeps a BM25 index of the same chunks, derived the same way, and hybrid search
+//! (the default [`SearchMode`]) fuses both signals.
 //!
 //! [`RagIndex::sync`] makes the index equal to a fresh index of the folder while embedding only
 //! text it has never seen, and switches to the new state in one commit. Searches through the same
@@ -34,6 +36,8 @@ mod document;
 mod error;
 pub mod eval;
 mod index_dir;
+mod lexical;
+mod search;
 mod sync;
 mod verify;
 pub mod walk;
@@ -41,7 +45,7 @@ pub mod walk;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
-pub use chunk::{Hit, IndexedChunk};
+pub use chunk::{Hit, IndexedChunk, SignalRank, Signals};
 pub use document::chunk_file;
 pub use error::{Error, Result};
 pub use index_dir::move_damaged_store_aside;
@@ -49,9 +53,12 @@ pub use rag_chunker::{Chunk, Chunker, ChunkerConfig, Document, TokenCounter};
 pub use rag_embed::{Embedder, EmbedderConfig, ModelFingerprint, resolve_model_dir};
 pub use rag_store::Counts;
 pub use rag_vector_index::IndexParams;
+pub use search::{Fusion, MAX_K, MAX_QUERY_BYTES, SearchMode, SearchRequest};
 pub use sync::{ChunkCounts, FileCounts, FileError, SyncOptions, SyncProgress, SyncReport};
 pub use verify::VerifyReport;
 
+use lexical::LexicalView;
+use rag_lexical::LexicalIndex;
 use rag_store::{Snapshot, Store, StoreError};
 use rag_vector_index::VectorIndex;
 
@@ -59,6 +66,8 @@ use rag_vector_index::VectorIndex;
 pub const DB_FILE: &str = "index.redb";
 /// Prefix of saved graph directories inside an index directory.
 pub const GRAPH_DIR_PREFIX: &str = "graph-";
+/// The lexical (BM25) index's directory inside an index directory.
+pub const LEXICAL_DIR: &str = "lexical";
 
 /// Settings that shape an index. The chunker settings are fingerprinted into the index.
 #[derive(Debug, Clone)]
@@ -137,6 +146,8 @@ pub struct Stats {
     pub db_bytes: u64,
     /// Bytes of the current graph directory.
     pub graph_bytes: u64,
+    /// Bytes of the lexical index directory.
+    pub lexical_bytes: u64,
     /// Bytes of the whole index directory.
     pub total_bytes: u64,
 }
@@ -147,6 +158,19 @@ struct Searcher {
     generation: u64,
     snapshot: Snapshot,
     vectors: VectorIndex,
+    /// Replaced when an unavailable lexical index becomes usable at the same generation (a sync
+    /// or repair that rebuilt only it).
+    lexical: RwLock<LexicalView>,
+}
+
+impl Searcher {
+    fn is_empty(&self) -> Result<bool> {
+        Ok(self.snapshot.counts()?.chunks == 0)
+    }
+
+    fn lexical(&self) -> LexicalView {
+        self.lexical.read().expect("lexical view lock").clone()
+    }
 }
 
 /// An open index. See the crate documentation.
@@ -161,6 +185,9 @@ pub struct RagIndex {
     config: IndexConfig,
     writable: bool,
     searcher: RwLock<Option<Arc<Searcher>>>,
+    /// The lexical index's writer (holding tantivy's writer lock), opened by the first commit
+    /// that changes it: a sync with nothing to do never starts its threads.
+    lexical_writer: Mutex<Option<LexicalIndex>>,
     // One sync at a time per process; redb already excludes other processes.
     sync_guard: Mutex<()>,
 }
@@ -226,6 +253,7 @@ impl RagIndex {
             config,
             writable,
             searcher: RwLock::new(None),
+            lexical_writer: Mutex::new(None),
             sync_guard: Mutex::new(()),
         })
     }
@@ -263,22 +291,36 @@ impl RagIndex {
     /// The searcher for the latest commit, loading or rebuilding it when a newer commit exists.
     fn searcher(&self) -> Result<Arc<Searcher>> {
         let snapshot = self.store.read()?;
-        let generation = snapshot.meta()?.map_or(0, |m| m.generation);
+        let stored = snapshot.meta()?.map(|m| m.generation);
+        let generation = stored.unwrap_or(0);
         if let Some(current) = self.searcher.read().expect("searcher lock").as_ref()
             && current.generation == generation
         {
+            // Opening a missing or damaged index fails in well under a millisecond, so retrying
+            // costs little while it is unusable and nothing once it is fine.
+            if stored.is_some() && current.lexical().handle().is_none() {
+                let view = self.lexical_view(None, stored);
+                if view.handle().is_some() {
+                    *current.lexical.write().expect("lexical view lock") = view;
+                }
+            }
             return Ok(current.clone());
         }
-        let searcher = Arc::new(self.load_searcher(snapshot)?);
+        let previous = self.searcher.read().expect("searcher lock").clone();
+        let searcher = Arc::new(self.load_searcher(snapshot, previous.as_deref())?);
         *self.searcher.write().expect("searcher lock") = Some(searcher.clone());
         Ok(searcher)
     }
 
     /// Loads the saved graph of the snapshot's generation, or rebuilds it from stored vectors
     /// when it is missing, stale or damaged: the graph is derived data and never trusted blindly.
-    fn load_searcher(&self, snapshot: Snapshot) -> Result<Searcher> {
+    fn load_searcher(&self, snapshot: Snapshot, previous: Option<&Searcher>) -> Result<Searcher> {
         let meta = snapshot.meta()?;
         let generation = meta.as_ref().map_or(0, |m| m.generation);
+        let lexical = RwLock::new(self.lexical_view(
+            previous.map(Searcher::lexical).as_ref(),
+            meta.as_ref().map(|m| m.generation),
+        ));
         let live = snapshot.counts()?.chunks as usize;
         if let Some(pointer) = meta.as_ref().and_then(|m| m.graph.clone())
             && pointer.generation == generation
@@ -289,6 +331,7 @@ impl RagIndex {
                         generation,
                         snapshot,
                         vectors,
+                        lexical,
                     });
                 }
                 Ok(vectors) => log::warn!(
@@ -304,6 +347,7 @@ impl RagIndex {
             generation,
             snapshot,
             vectors,
+            lexical,
         })
     }
 
@@ -328,14 +372,17 @@ impl RagIndex {
         )?)
     }
 
-    /// The `k` chunks most similar to `query`, best first. `exact` scans every vector instead of
-    /// walking the graph (for checking recall).
+    /// The `k` best chunks for `query` in the default [`SearchMode`], best first. `exact` scans
+    /// every vector instead of walking the graph (for checking recall). Shorthand for
+    /// [`search_with`](Self::search_with), which takes every setting.
     pub fn search(&self, query: &str, k: usize, exact: bool) -> Result<Vec<Hit>> {
-        let vector = self.embedder.embed_query(query)?;
-        self.search_vector(&vector, k, exact)
+        if k == 0 {
+            return Ok(Vec::new());
+        }
+        self.search_with(&SearchRequest::new(query).k(k.min(MAX_K)).exact(exact))
     }
 
-    /// Like [`search`](Self::search) with an already embedded query.
+    /// A dense search with an already embedded query.
     pub fn search_vector(&self, vector: &[f32], k: usize, exact: bool) -> Result<Vec<Hit>> {
         let searcher = self.searcher()?;
         let found = if exact {
@@ -355,6 +402,7 @@ impl RagIndex {
                 rank: hits.len() + 1,
                 score,
                 chunk: IndexedChunk::from_record(chunk_id, chunk),
+                signals: None,
             });
         }
         Ok(hits)
@@ -411,6 +459,7 @@ impl RagIndex {
             },
             db_bytes: std::fs::metadata(self.dir.join(DB_FILE)).map_or(0, |m| m.len()),
             graph_bytes,
+            lexical_bytes: dir_size(&self.dir.join(LEXICAL_DIR)),
             total_bytes: dir_size(&self.dir),
         })
     }

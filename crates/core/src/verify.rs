@@ -38,8 +38,10 @@ impl VerifyReport {
 impl RagIndex {
     /// Checks that every file's chunks exist and belong to it, every chunk's hash matches its
     /// text and has a vector of the right size, points map one-to-one to chunks, the model
-    /// fingerprint matches this build's model, and the saved graph loads, holds every live chunk and finds chunks by
-    /// their own vectors. With `repair`, rebuilds the graph from stored vectors and drops the
+    /// fingerprint matches this build's model, the saved graph loads, holds every live chunk and finds
+    /// chunks by their own vectors, and the lexical index is at the store's generation, holds
+    /// exactly the live chunks and finds sampled chunks by their own terms. With `repair`,
+    /// rebuilds the graph from stored vectors and the lexical index from stored chunks, and drops the
     /// manifest entries of files whose stored data is inconsistent, so the next sync re-indexes
     /// them.
     pub fn verify(&self, repair: bool) -> Result<VerifyReport> {
@@ -188,6 +190,7 @@ impl RagIndex {
         if let Some(problem) = &graph_problem {
             report.problems.push(problem.clone());
         }
+        report.problems.extend(self.check_lexical(&meta, &chunks));
 
         if repair && !report.problems.is_empty() {
             self.repair(&mut report, &bad_files)?;
@@ -261,10 +264,16 @@ impl RagIndex {
         let live = write.chunks()?;
         let vectors = self.build_vectors(&live, |key| write.embedding(key))?;
         let rebuilt = live.len();
+        // Before the store commit, as in a sync: a crash in between leaves it a generation ahead,
+        // which the next sync rebuilds.
+        self.rebuild_lexical(&live, meta.generation)?;
         self.commit_with_graph(write, meta, vectors, &AtomicBool::new(false))?;
         report
             .repaired
             .push(format!("graph rebuilt from {rebuilt} stored vectors"));
+        report.repaired.push(format!(
+            "lexical index rebuilt from {rebuilt} stored chunks"
+        ));
         Ok(())
     }
 }

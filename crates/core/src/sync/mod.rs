@@ -8,7 +8,8 @@
 //!    visible state, so a crash loses at most one batch of embedding work.
 //! 3. In one write transaction, replace the chunks of every changed file, drop those of removed
 //!    files, write the manifest, and point at a graph built for exactly that state (its files are
-//!    written and fsynced before the commit). Readers see the old state or the new one, never a mix.
+//!    written and fsynced before the commit, as is the lexical index's commit of the same
+//!    changes). Readers see the old state or the new one, never a mix.
 
 mod classify;
 mod embed;
@@ -199,7 +200,9 @@ impl RagIndex {
 
         let live = snapshot.counts()?.chunks as usize;
         let graph_current = self.graph_is_current(&snapshot)?;
-        let nothing_to_write = !plan.changes_chunks() && plan.touched.is_empty() && graph_current;
+        let lexical_current = self.lexical_is_current(old_meta.as_ref().map(|m| m.generation));
+        let nothing_to_write =
+            !plan.changes_chunks() && plan.touched.is_empty() && graph_current && lexical_current;
         if options.dry_run || nothing_to_write {
             (report.chunks.deleted, report.chunks.total) = plan.chunk_delta(live);
             report.elapsed_ms = started.elapsed().as_millis() as u64;
@@ -216,6 +219,7 @@ impl RagIndex {
             model_id: &model_id,
             chunker_id: &chunker_id,
             graph_current,
+            lexical_current,
             cancel,
         };
         (report.chunks.deleted, report.chunks.total) = self.commit_plan(&plan, context)?;
