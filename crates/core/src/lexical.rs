@@ -275,11 +275,14 @@ impl RagIndex {
         let step = (sorted.len() / TERM_PROBES).max(1);
         let mut unfound = Vec::new();
         for (id, chunk) in sorted.into_iter().step_by(step) {
-            // The longest term is the most likely to be rare; with an allow-filter of just this
-            // point, any term of the chunk's own text must find it.
-            let Some(term) = LexicalIndex::analyze(&chunk.text)
-                .into_iter()
-                .max_by_key(|t| t.len())
+            // The longest word is the most likely to be rare; with an allow-filter of just this
+            // point, any word of the chunk's own text must find it. A word of the text, not an
+            // indexed term: queries are analyzed again, and stemming a stem can change it.
+            let Some(term) = chunk
+                .text
+                .split(|c: char| !c.is_alphanumeric())
+                .filter(|w| !LexicalIndex::analyze(w).is_empty())
+                .max_by_key(|w| w.len())
             else {
                 continue;
             };

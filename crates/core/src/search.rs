@@ -321,7 +321,10 @@ fn lexical_candidates(
 }
 
 /// One list's candidates as final results, with their own scores and ranks.
-fn single(list: &Ranked, signals: impl Fn(SignalRank) -> Signals) -> Vec<(u64, f32, Signals)> {
+fn single(
+    list: &[(u64, f32)],
+    signals: impl Fn(SignalRank) -> Signals,
+) -> Vec<(u64, f32, Signals)> {
     list.iter()
         .enumerate()
         .map(|(i, &(point, score))| (point, score, signals(SignalRank { rank: i + 1, score })))
@@ -331,7 +334,11 @@ fn single(list: &Ranked, signals: impl Fn(SignalRank) -> Signals) -> Vec<(u64, f
 /// Fuses two ranked lists into one, best first, each point once (a point listed twice in one list
 /// counts at its best rank). Ties break by the better of the two ranks, then by point, so equal
 /// inputs always give the same order.
-pub(crate) fn fuse(dense: &Ranked, lexical: &Ranked, fusion: Fusion) -> Vec<(u64, f32, Signals)> {
+pub(crate) fn fuse(
+    dense: &[(u64, f32)],
+    lexical: &[(u64, f32)],
+    fusion: Fusion,
+) -> Vec<(u64, f32, Signals)> {
     let mut signals: HashMap<u64, Signals> = HashMap::new();
     for (i, &(point, score)) in dense.iter().enumerate() {
         let entry = signals.entry(point).or_default();
@@ -343,7 +350,7 @@ pub(crate) fn fuse(dense: &Ranked, lexical: &Ranked, fusion: Fusion) -> Vec<(u64
             .lexical
             .get_or_insert(SignalRank { rank: i + 1, score });
     }
-    let range = |list: &Ranked| {
+    let range = |list: &[(u64, f32)]| {
         list.iter()
             .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &(_, s)| {
                 (lo.min(s), hi.max(s))
@@ -398,8 +405,8 @@ mod tests {
 
     #[test]
     fn rrf_rewards_agreement_and_lists_each_point_once() {
-        let dense = vec![(1, 0.9), (2, 0.8), (3, 0.7)];
-        let lexical = vec![(3, 12.0), (4, 9.0), (3, 8.0)];
+        let dense = [(1, 0.9), (2, 0.8), (3, 0.7)];
+        let lexical = [(3, 12.0), (4, 9.0), (3, 8.0)];
         let fused = fuse(&dense, &lexical, Fusion::RRF);
         let points: Vec<u64> = fused.iter().map(|f| f.0).collect();
         assert_eq!(points, [3, 1, 2, 4]);
@@ -413,15 +420,15 @@ mod tests {
 
     #[test]
     fn convex_normalises_each_list() {
-        let dense = vec![(1, 0.9), (2, 0.5)];
-        let lexical = vec![(2, 30.0), (3, 10.0)];
+        let dense = [(1, 0.9), (2, 0.5)];
+        let lexical = [(2, 30.0), (3, 10.0)];
         let fused = fuse(&dense, &lexical, Fusion::CONVEX);
         let by_point: HashMap<u64, f32> = fused.iter().map(|f| (f.0, f.1)).collect();
         assert_eq!(by_point[&1], 0.5);
         assert_eq!(by_point[&2], 0.5);
         assert_eq!(by_point[&3], 0.0);
-        assert!(fuse(&vec![], &vec![], Fusion::CONVEX).is_empty());
-        let alone = fuse(&vec![(7, 0.3)], &vec![], Fusion::CONVEX);
+        assert!(fuse(&[], &[], Fusion::CONVEX).is_empty());
+        let alone = fuse(&[(7, 0.3)], &[], Fusion::CONVEX);
         assert_eq!(alone[0].1, 0.5);
     }
 
