@@ -287,7 +287,7 @@ impl RagIndex {
                 continue;
             };
             let point = chunk.point;
-            match lexical.search(&term, 50, Some(&|p| p == point)) {
+            match lexical.search(term, 50, Some(&|p| p == point)) {
                 Ok(hits) if hits.iter().any(|h| h.point == point) => {}
                 Ok(_) => unfound.push(format!(
                     "lexical search for {term:?} does not find chunk {id} of {}",
