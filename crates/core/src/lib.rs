@@ -164,6 +164,30 @@ struct Searcher {
 }
 
 impl Searcher {
+    /// Turns `(point, score, signals)` in rank order into hits, skipping points whose chunk
+    /// is not in this snapshot (so nothing deleted comes back through any signal).
+    fn hits(
+        &self,
+        found: impl IntoIterator<Item = (u64, f32, Option<Signals>)>,
+    ) -> Result<Vec<Hit>> {
+        let mut hits = Vec::new();
+        for (point, score, signals) in found {
+            let Some(chunk_id) = self.snapshot.chunk_id_for_point(point)? else {
+                continue;
+            };
+            let Some(chunk) = self.snapshot.chunk(&chunk_id)? else {
+                continue;
+            };
+            hits.push(Hit {
+                rank: hits.len() + 1,
+                score,
+                chunk: IndexedChunk::from_record(chunk_id, chunk),
+                signals,
+            });
+        }
+        Ok(hits)
+    }
+
     fn is_empty(&self) -> Result<bool> {
         Ok(self.snapshot.counts()?.chunks == 0)
     }
@@ -390,22 +414,7 @@ impl RagIndex {
         } else {
             searcher.vectors.search(vector, k, None)?
         };
-        let mut hits = Vec::with_capacity(found.len());
-        for (point, score) in found {
-            let Some(chunk_id) = searcher.snapshot.chunk_id_for_point(point)? else {
-                continue;
-            };
-            let Some(chunk) = searcher.snapshot.chunk(&chunk_id)? else {
-                continue;
-            };
-            hits.push(Hit {
-                rank: hits.len() + 1,
-                score,
-                chunk: IndexedChunk::from_record(chunk_id, chunk),
-                signals: None,
-            });
-        }
-        Ok(hits)
+        searcher.hits(found.into_iter().map(|(point, score)| (point, score, None)))
     }
 
     /// Every live chunk, ordered by path and position.

@@ -10,7 +10,7 @@ use std::str::FromStr;
 
 use serde::Serialize;
 
-use crate::chunk::{Hit, IndexedChunk, SignalRank, Signals};
+use crate::chunk::{Hit, SignalRank, Signals};
 use crate::lexical::LexicalView;
 use crate::{Error, RagIndex, Result, Searcher};
 
@@ -264,22 +264,11 @@ impl RagIndex {
                 fused
             }
         };
-        let mut hits = Vec::with_capacity(fused.len());
-        for (point, score, signals) in fused {
-            let Some(chunk_id) = searcher.snapshot.chunk_id_for_point(point)? else {
-                continue;
-            };
-            let Some(chunk) = searcher.snapshot.chunk(&chunk_id)? else {
-                continue;
-            };
-            hits.push(Hit {
-                rank: hits.len() + 1,
-                score,
-                chunk: IndexedChunk::from_record(chunk_id, chunk),
-                signals: Some(signals),
-            });
-        }
-        Ok(hits)
+        searcher.hits(
+            fused
+                .into_iter()
+                .map(|(point, score, signals)| (point, score, Some(signals))),
+        )
     }
 
     fn dense_candidates(
