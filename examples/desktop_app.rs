@@ -51,7 +51,7 @@ fn main() -> Result<()> {
     let searches_during_sync = AtomicUsize::new(0);
     let started = Instant::now();
     while !sync_thread.is_finished() {
-        let hits = index.search(question, 3, false)?;
+        let hits = index.search(question, &rag_index_core::Access::public(), 3)?;
         searches_during_sync.fetch_add(1, Ordering::Relaxed);
         eprintln!(
             "[{:>5} ms] progress {:?}; search sees {} hits",
@@ -71,7 +71,7 @@ fn main() -> Result<()> {
         searches_during_sync.load(Ordering::Relaxed)
     );
 
-    let hits = index.search(question, 3, false)?;
+    let hits = index.search(question, &rag_index_core::Access::public(), 3)?;
     let Some(top) = hits.first() else {
         bail!("no hits after the sync");
     };

@@ -7,6 +7,7 @@
 //! writing to it); 128 + N a sync stopped by signal N before its commit point.
 
 mod commands;
+mod explain;
 mod output;
 mod setup;
 mod signals;
@@ -84,12 +85,16 @@ enum Command {
         text: Option<String>,
         #[arg(long, value_name = "PATH")]
         index: Option<PathBuf>,
-        /// Number of hits.
-        #[arg(short, default_value_t = 5)]
-        k: usize,
+        /// Number of results (default 5; with --budget, as many as it takes).
+        #[arg(short)]
+        k: Option<usize>,
         /// One JSON object per query, one per line.
         #[arg(long)]
         json: bool,
+        /// Show everything retrieval hands the model: per result its scores and ranks, chunk ID,
+        /// path, headings, byte range, tokens, metadata and the full text with its boundaries.
+        #[arg(long)]
+        explain: bool,
         /// A file with one query per line.
         #[arg(long, value_name = "FILE")]
         queries: Option<PathBuf>,
@@ -136,11 +141,15 @@ enum Command {
         questions: PathBuf,
         #[arg(long, value_name = "PATH")]
         index: Option<PathBuf>,
-        /// Hits retrieved per question.
-        #[arg(short, default_value_t = 10)]
-        k: usize,
+        /// Results retrieved per question (default 10; with --budget, as many as it takes).
+        #[arg(short)]
+        k: Option<usize>,
         #[arg(long)]
         json: bool,
+        /// Write every question not answered within k to FILE (JSON lines): the question, its
+        /// evidence and source, and the results with the evidence each one lacks.
+        #[arg(long, value_name = "FILE")]
+        failures: Option<PathBuf>,
         #[command(flatten)]
         search: SearchFlags,
     },
@@ -232,14 +241,16 @@ fn run(cli: Cli) -> Result<ExitCode> {
             index,
             k,
             json,
+            explain,
             queries,
             search,
         } => {
             let args = QueryArgs {
                 text,
                 index,
-                k,
+                k: search.results(k, 5),
                 json,
+                explain,
                 queries,
                 search,
             };
@@ -258,13 +269,15 @@ fn run(cli: Cli) -> Result<ExitCode> {
             index,
             k,
             json,
+            failures,
             search,
         } => {
             let args = EvalArgs {
                 questions,
                 index,
-                k,
+                k: search.results(k, 10),
                 json,
+                failures,
                 search,
             };
             commands::eval::run(model_dir, args)

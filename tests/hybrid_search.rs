@@ -58,7 +58,11 @@ fn sync_lib(index: &RagIndex, docs: &Path) {
 
 fn search(index: &RagIndex, query: &str, k: usize, mode: SearchMode) -> Vec<rag_index_core::Hit> {
     index
-        .search_with(&SearchRequest::new(query).k(k).mode(mode))
+        .search_with(
+            &SearchRequest::new(query, rag_index_core::Access::public())
+                .k(k)
+                .mode(mode),
+        )
         .unwrap()
 }
 

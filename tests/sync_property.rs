@@ -261,9 +261,12 @@ fn random_edit_sequences_keep_the_index_equal_to_a_fresh_one() {
         }
         // Dense searches agree too (scores, since duplicated texts tie). BM25 scores may not:
         // deleted documents count in its statistics until tantivy merges them away.
-        let request = SearchRequest::new("how do I configure a router middleware")
-            .mode(SearchMode::Dense)
-            .exact(true);
+        let request = SearchRequest::new(
+            "how do I configure a router middleware",
+            rag_index_core::Access::public(),
+        )
+        .mode(SearchMode::Dense)
+        .exact(true);
         let a = index.search_with(&request).unwrap();
         let b = fresh.search_with(&request).unwrap();
         assert_eq!(a.len(), b.len());

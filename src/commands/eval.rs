@@ -17,7 +17,37 @@ pub struct EvalArgs {
     pub index: Option<PathBuf>,
     pub k: usize,
     pub json: bool,
+    pub failures: Option<PathBuf>,
     pub search: SearchFlags,
+}
+
+/// One JSON object per unanswered question. Written to a new temporary file and renamed, so an
+/// interrupted run never leaves half a file under the name asked for. An existing file is
+/// replaced only when it is empty or an earlier failures file: nothing else is overwritten.
+fn write_failures(path: &Path, failures: &[rag_index_core::eval::Failure]) -> Result<()> {
+    if let Ok(existing) = std::fs::read(path) {
+        let first = existing.split(|&b| b == b'\n').next().unwrap_or_default();
+        let ours = serde_json::from_slice::<serde_json::Value>(first)
+            .is_ok_and(|v| v.get("evidence").is_some() && v.get("retrieved").is_some());
+        if !existing.is_empty() && !ours {
+            anyhow::bail!(
+                "{} exists and is not a failures file written by rag-index; not overwritten",
+                path.display()
+            );
+        }
+    }
+    let mut text = String::new();
+    for failure in failures {
+        text.push_str(&serde_json::to_string(failure)?);
+        text.push('\n');
+    }
+    let name = path
+        .file_name()
+        .map_or_else(|| "failures".into(), |n| n.to_string_lossy().into_owned());
+    let tmp = path.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
+    std::fs::write(&tmp, text).with_context(|| format!("cannot write {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(())
 }
 
 pub fn run(model_dir: Option<&Path>, args: EvalArgs) -> Result<ExitCode> {
@@ -36,7 +66,10 @@ pub fn run(model_dir: Option<&Path>, args: EvalArgs) -> Result<ExitCode> {
     let parsed = rag_index_core::eval::parse_questions(&text)
         .map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
     let index = open_for_reading(model_dir, args.index)?;
-    let report = index.evaluate_with(&parsed, &args.search.request("", args.k.max(1)))?;
+    let report = index.evaluate_with(&parsed, &args.search.request("", args.k.max(1))?)?;
+    if let Some(path) = &args.failures {
+        write_failures(path, &report.failures)?;
+    }
     let mut out = std::io::stdout().lock();
     if args.json {
         line(&mut out, serde_json::to_string(&report)?)?;

@@ -23,6 +23,7 @@ pub struct QueryArgs {
     pub index: Option<PathBuf>,
     pub k: usize,
     pub json: bool,
+    pub explain: bool,
     pub queries: Option<PathBuf>,
     pub search: SearchFlags,
 }
@@ -64,13 +65,20 @@ pub fn run(model_dir: Option<&Path>, args: QueryArgs) -> Result<ExitCode> {
     let index = open_for_reading(model_dir, args.index)?;
     let mut out = std::io::stdout().lock();
     for query in &queries {
-        let hits = index.search_with(&args.search.request(query, args.k))?;
+        let hits = index.search_with(&args.search.request(query, args.k)?)?;
         if args.json {
             let record = QueryLine { query, hits: &hits };
             line(&mut out, serde_json::to_string(&record)?)?;
             continue;
         }
         line(&mut out, format_args!("query: {query}"))?;
+        if args.explain {
+            for hit in &hits {
+                crate::explain::explain(&mut out, hit)?;
+            }
+            line(&mut out, "")?;
+            continue;
+        }
         for hit in &hits {
             let c = &hit.chunk;
             let heading = c.heading_path.join(" > ");
@@ -78,7 +86,12 @@ pub fn run(model_dir: Option<&Path>, args: QueryArgs) -> Result<ExitCode> {
                 &mut out,
                 format_args!("{:>2}. {:.3}  {}  [{heading}]", hit.rank, hit.score, c.path),
             )?;
-            for body in c.body().lines().filter(|l| !l.trim().is_empty()).take(3) {
+            let text = hit.text();
+            let body = match hit.passage.is_empty() {
+                true => c.body(),
+                false => text.split_once("\n\n").map_or(text.as_str(), |(_, b)| b),
+            };
+            for body in body.lines().filter(|l| !l.trim().is_empty()).take(3) {
                 line(&mut out, format_args!("      {}", truncate(body, 110)))?;
             }
         }

@@ -60,7 +60,10 @@ fn main() {
         ("hybrid convex", SearchMode::Hybrid, Fusion::CONVEX),
     ];
     for (name, mode, fusion) in settings {
-        let request = SearchRequest::new("").k(10).mode(mode).fusion(fusion);
+        let request = SearchRequest::new("", rag_index_core::Access::public())
+            .k(10)
+            .mode(mode)
+            .fusion(fusion);
         for q in &questions {
             index
                 .search_with(&request.with_query(q.question.as_str()))

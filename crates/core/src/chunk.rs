@@ -82,7 +82,7 @@ fn range_as_pair<S: serde::Serializer>(r: &Range<u64>, s: S) -> Result<S::Ok, S:
     [r.start, r.end].serialize(s)
 }
 
-/// A search result: a chunk with its rank and score.
+/// A search result: a chunk with its rank and score, and with expansion the passage around it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Hit {
     /// 1-based rank.
@@ -90,13 +90,76 @@ pub struct Hit {
     /// What the ranking sorts by: cosine similarity in dense mode, BM25 in lexical mode, the
     /// fused score in hybrid mode (see [`Fusion`](crate::Fusion)).
     pub score: f32,
-    /// The chunk.
+    /// The chunk that matched (with expansion, the best-ranked hit of the passage).
     #[serde(flatten)]
     pub chunk: IndexedChunk,
     /// Where each signal placed this chunk, to explain the ranking. `None` from
     /// [`search_vector`](crate::RagIndex::search_vector).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub signals: Option<Signals>,
+    /// With expansion: every chunk handed back for this result, in document order, the hits
+    /// among them marked. Empty without expansion (the result is `chunk` alone).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub passage: Vec<PassageChunk>,
+    /// Model tokens this result hands back: its passage's chunks, or its chunk.
+    pub result_tokens: u32,
+}
+
+impl Hit {
+    pub(crate) fn new(score: f32, chunk: IndexedChunk, signals: Option<Signals>) -> Hit {
+        Hit {
+            rank: 0,
+            score,
+            result_tokens: chunk.tokens,
+            chunk,
+            signals,
+            passage: Vec::new(),
+        }
+    }
+
+    /// What this result hands back as text: the chunk's text, or the passage's chunks joined in
+    /// document order (the breadcrumb once, at the top).
+    pub fn text(&self) -> String {
+        if self.passage.is_empty() {
+            return self.chunk.text.clone();
+        }
+        let mut out = String::new();
+        let mut last_crumb: Option<&[String]> = None;
+        for part in &self.passage {
+            if !out.is_empty() {
+                out.push_str("\n\n");
+            }
+            if last_crumb != Some(part.chunk.heading_path.as_slice()) {
+                out.push_str(&part.chunk.text);
+            } else {
+                out.push_str(part.chunk.body());
+            }
+            last_crumb = Some(part.chunk.heading_path.as_slice());
+        }
+        out
+    }
+
+    /// IDs of every chunk this result hands back.
+    pub fn chunk_ids(&self) -> Vec<&str> {
+        match self.passage.is_empty() {
+            true => vec![self.chunk.chunk_id.as_str()],
+            false => self
+                .passage
+                .iter()
+                .map(|p| p.chunk.chunk_id.as_str())
+                .collect(),
+        }
+    }
+}
+
+/// One chunk of an expanded result.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PassageChunk {
+    /// Whether the search found this chunk itself (not only its neighbour or section).
+    pub is_hit: bool,
+    /// The chunk.
+    #[serde(flatten)]
+    pub chunk: IndexedChunk,
 }
 
 /// Each signal's view of one hit; a signal that did not list it among its candidates is `None`.

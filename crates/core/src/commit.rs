@@ -19,6 +19,8 @@ pub(crate) struct CommitContext<'a> {
     pub old_meta: Option<IndexMeta>,
     pub model_id: &'a str,
     pub chunker_id: &'a str,
+    /// The permission rules the plan's labels come from.
+    pub access_rules: &'a str,
     /// The saved graph matches the stored generation and its files check out.
     pub graph_current: bool,
     /// The lexical index is at the stored generation.
@@ -44,7 +46,9 @@ impl RagIndex {
             next_point: 0,
             graph: None,
             unreferenced_vectors_bound: 0,
+            access_rules: None,
         });
+        meta.access_rules = Some(cx.access_rules.to_owned());
         let mut deleted_points: Vec<u64> = Vec::new();
         let mut inserted: Vec<(u64, String)> = Vec::new(); // (point, embedding key)
         let mut lexical = LexicalDelta::default();
@@ -261,6 +265,7 @@ impl RagIndex {
             snapshot: self.store.read()?,
             vectors,
             lexical: std::sync::RwLock::new(lexical),
+            points: std::sync::OnceLock::new(),
         }));
         Ok(())
     }

@@ -123,6 +123,15 @@ pub enum Error {
         /// What is wrong.
         reason: String,
     },
+    /// The folder's permission rules cannot be read: nothing is synced rather than exposing
+    /// what they protect.
+    #[error("permission rules {path}: {reason}; nothing was synced")]
+    AccessRules {
+        /// The rule file.
+        path: PathBuf,
+        /// What is wrong (with the line, for a syntax error).
+        reason: String,
+    },
     /// The index is opened read-only.
     #[error("index {path} is opened read-only")]
     ReadOnly {

@@ -1,13 +1,14 @@
 //! Retrieval evaluation: does a retrieved chunk hold the evidence that answers a question?
 //!
-//! A question counts as answered at rank r when the chunk at rank r contains every one of its
-//! evidence strings, after collapsing runs of whitespace on both sides.
+//! A question counts as answered at rank r when the result at rank r contains every one of its
+//! evidence strings, after collapsing runs of whitespace on both sides. A result is one chunk, or
+//! with expansion the passage handed back for the hit (its chunks joined in document order).
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::{Fusion, RagIndex, Result, SearchMode, SearchRequest};
+use crate::{Access, Fusion, Hit, RagIndex, Result, SearchMode, SearchRequest};
 
 /// One question of a question set (the `questions.jsonl` format).
 #[derive(Debug, Clone, Deserialize)]
@@ -67,10 +68,54 @@ pub struct EvalReport {
     pub overall: Metrics,
     /// By pattern.
     pub per_pattern: BTreeMap<String, Metrics>,
-    /// Mean tokens of the returned chunks.
+    /// Mean model tokens of one returned result (a chunk, or a passage with expansion).
     pub mean_tokens_per_chunk: f64,
+    /// Mean model tokens handed back per question (all its results).
+    pub mean_tokens_per_query: f64,
     /// Each question.
     pub questions: Vec<QuestionResult>,
+    /// The questions not answered within k, with what was retrieved instead (for
+    /// `eval --failures`; not part of the JSON report).
+    #[serde(skip)]
+    pub failures: Vec<Failure>,
+}
+
+/// A question no result answered: what was expected and what came back.
+#[derive(Debug, Clone, Serialize)]
+pub struct Failure {
+    /// Question ID.
+    pub id: String,
+    /// The question.
+    pub question: String,
+    /// Its pattern.
+    pub pattern: String,
+    /// Where the evidence is.
+    pub source: String,
+    /// The evidence strings one result had to hold.
+    pub evidence: Vec<String>,
+    /// The results, in rank order.
+    pub retrieved: Vec<FailedResult>,
+}
+
+/// One result of a failed question.
+#[derive(Debug, Clone, Serialize)]
+pub struct FailedResult {
+    /// Rank.
+    pub rank: usize,
+    /// Score.
+    pub score: f32,
+    /// The hit's chunk ID.
+    pub chunk_id: String,
+    /// Source path.
+    pub path: String,
+    /// Headings above it.
+    pub heading_path: Vec<String>,
+    /// Whether it came from the expected source file.
+    pub from_source: bool,
+    /// The evidence strings it does not hold.
+    pub missing: Vec<String>,
+    /// Its full text (the passage with expansion).
+    pub text: String,
 }
 
 /// Collapses every run of whitespace to one space and trims, for evidence matching.
@@ -127,9 +172,13 @@ fn metrics(ranks: &[Option<usize>]) -> Metrics {
 }
 
 impl RagIndex {
-    /// Runs every question against the index, retrieving `k` hits each in the default mode.
+    /// Runs every question against the index, retrieving `k` hits each in the default mode,
+    /// as a caller that holds no label.
     pub fn evaluate(&self, questions: &[Question], k: usize, exact: bool) -> Result<EvalReport> {
-        self.evaluate_with(questions, &SearchRequest::new("").k(k).exact(exact))
+        self.evaluate_with(
+            questions,
+            &SearchRequest::new("", Access::public()).k(k).exact(exact),
+        )
     }
 
     /// Runs every question against the index with the settings of `request` (its query text
@@ -142,6 +191,7 @@ impl RagIndex {
         request.validate()?;
         let k = request.hits();
         let mut results = Vec::with_capacity(questions.len());
+        let mut failures = Vec::new();
         let mut tokens = 0u64;
         let mut returned = 0u64;
         for question in questions {
@@ -151,15 +201,21 @@ impl RagIndex {
                 .iter()
                 .map(|e| collapse_whitespace(e))
                 .collect();
-            let rank = hits.iter().find_map(|hit| {
-                let text = collapse_whitespace(&hit.chunk.text);
+            let texts: Vec<String> = hits
+                .iter()
+                .map(|h| collapse_whitespace(&h.text()))
+                .collect();
+            let rank = hits.iter().zip(&texts).find_map(|(hit, text)| {
                 evidence
                     .iter()
                     .all(|e| text.contains(e.as_str()))
                     .then_some(hit.rank)
             });
-            tokens += hits.iter().map(|h| u64::from(h.chunk.tokens)).sum::<u64>();
+            tokens += hits.iter().map(|h| u64::from(h.result_tokens)).sum::<u64>();
             returned += hits.len() as u64;
+            if rank.is_none() {
+                failures.push(failure(question, &hits, &texts, &evidence));
+            }
             results.push(QuestionResult {
                 id: question.id.clone(),
                 pattern: question.pattern.clone(),
@@ -186,8 +242,44 @@ impl RagIndex {
             } else {
                 tokens as f64 / returned as f64
             },
+            mean_tokens_per_query: if results.is_empty() {
+                0.0
+            } else {
+                tokens as f64 / results.len() as f64
+            },
             questions: results,
+            failures,
         })
+    }
+}
+
+fn failure(question: &Question, hits: &[Hit], texts: &[String], evidence: &[String]) -> Failure {
+    Failure {
+        id: question.id.clone(),
+        question: question.question.clone(),
+        pattern: question.pattern.clone(),
+        source: question.source.clone(),
+        evidence: question.evidence.clone(),
+        retrieved: hits
+            .iter()
+            .zip(texts)
+            .map(|(hit, text)| FailedResult {
+                rank: hit.rank,
+                score: hit.score,
+                chunk_id: hit.chunk.chunk_id.clone(),
+                path: hit.chunk.path.clone(),
+                heading_path: hit.chunk.heading_path.clone(),
+                from_source: hit.chunk.path == question.source,
+                missing: question
+                    .evidence
+                    .iter()
+                    .zip(evidence)
+                    .filter(|(_, e)| !text.contains(e.as_str()))
+                    .map(|(original, _)| original.clone())
+                    .collect(),
+                text: hit.text(),
+            })
+            .collect(),
     }
 }
 

@@ -15,7 +15,7 @@
 //! # Example
 //! ```no_run
 //! use std::sync::{Arc, atomic::AtomicBool};
-//! use rag_index_core::{Embedder, EmbedderConfig, IndexConfig, RagIndex, SyncOptions};
+//! use rag_index_core::{Access, Embedder, EmbedderConfig, IndexConfig, RagIndex, SyncOptions};
 //!
 //! let model = rag_index_core::resolve_model_dir(None, &[]).unwrap();
 //! let embedder = Arc::new(Embedder::load(&model, EmbedderConfig::default()).unwrap());
@@ -24,19 +24,27 @@
 //!     .sync("docs".as_ref(), &SyncOptions::default(), &|_progress| {}, &AtomicBool::new(false))
 //!     .unwrap();
 //! println!("{} chunks embedded", report.chunks.embedded);
-//! for hit in index.search("how do I renew certificates?", 5, false).unwrap() {
+//! // The caller's permission labels are part of every search: here, public documents only.
+//! for hit in index.search("how do I renew certificates?", &Access::public(), 5).unwrap() {
 //!     println!("{:.3} {} {:?}", hit.score, hit.chunk.path, hit.chunk.heading_path);
 //!     println!("{}", hit.chunk.body());
 //! }
 //! ```
 
+mod access;
 mod chunk;
 mod commit;
+mod dedup;
 mod document;
 mod error;
 pub mod eval;
+mod expand;
+mod filter;
+mod fusion;
 mod index_dir;
 mod lexical;
+mod points;
+mod request;
 mod search;
 mod sync;
 mod verify;
@@ -45,19 +53,25 @@ pub mod walk;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
-pub use chunk::{Hit, IndexedChunk, SignalRank, Signals};
+pub use access::{ACCESS_KEY, Access, AccessRules, RULES_FILE, UNREADABLE_LABEL, check_label};
+pub use chunk::{Hit, IndexedChunk, PassageChunk, SignalRank, Signals};
+pub use dedup::DUPLICATE_CONTAINMENT;
 pub use document::chunk_file;
 pub use error::{Error, Result};
+pub use expand::SECTION_CAP_TOKENS;
+pub use filter::{BUILT_IN_KEYS, Condition, Filter, Op, PathGlob};
+pub use fusion::Fusion;
 pub use index_dir::move_damaged_store_aside;
 pub use rag_chunker::{Chunk, Chunker, ChunkerConfig, Document, TokenCounter};
 pub use rag_embed::{Embedder, EmbedderConfig, ModelFingerprint, resolve_model_dir};
 pub use rag_store::Counts;
 pub use rag_vector_index::IndexParams;
-pub use search::{Fusion, MAX_K, MAX_QUERY_BYTES, SearchMode, SearchRequest};
+pub use request::{Expand, MAX_BUDGET, MAX_K, MAX_QUERY_BYTES, SearchMode, SearchRequest};
 pub use sync::{ChunkCounts, FileCounts, FileError, SyncOptions, SyncProgress, SyncReport};
 pub use verify::VerifyReport;
 
 use lexical::LexicalView;
+use points::PointTable;
 use rag_lexical::LexicalIndex;
 use rag_store::{Snapshot, Store, StoreError};
 use rag_vector_index::VectorIndex;
@@ -161,31 +175,44 @@ struct Searcher {
     /// Replaced when an unavailable lexical index becomes usable at the same generation (a sync
     /// or repair that rebuilt only it).
     lexical: RwLock<LexicalView>,
+    /// Labels and filter fields per point, built on first search.
+    points: OnceLock<PointTable>,
 }
 
 impl Searcher {
     /// Turns `(point, score, signals)` in rank order into hits, skipping points whose chunk
-    /// is not in this snapshot (so nothing deleted comes back through any signal).
+    /// is not in this snapshot (so nothing deleted comes back through any signal) and points
+    /// `allow` rejects.
     fn hits(
         &self,
         found: impl IntoIterator<Item = (u64, f32, Option<Signals>)>,
+        allow: &dyn Fn(u64) -> bool,
     ) -> Result<Vec<Hit>> {
         let mut hits = Vec::new();
         for (point, score, signals) in found {
+            if !allow(point) {
+                continue;
+            }
             let Some(chunk_id) = self.snapshot.chunk_id_for_point(point)? else {
                 continue;
             };
             let Some(chunk) = self.snapshot.chunk(&chunk_id)? else {
                 continue;
             };
-            hits.push(Hit {
-                rank: hits.len() + 1,
-                score,
-                chunk: IndexedChunk::from_record(chunk_id, chunk),
-                signals,
-            });
+            let mut hit = Hit::new(score, IndexedChunk::from_record(chunk_id, chunk), signals);
+            hit.rank = hits.len() + 1;
+            hits.push(hit);
         }
         Ok(hits)
+    }
+
+    /// The point table of this generation (built once: it reads every chunk record).
+    fn points(&self) -> Result<&PointTable> {
+        if let Some(table) = self.points.get() {
+            return Ok(table);
+        }
+        let table = PointTable::build(self.snapshot.chunks()?);
+        Ok(self.points.get_or_init(|| table))
     }
 
     fn is_empty(&self) -> Result<bool> {
@@ -356,6 +383,7 @@ impl RagIndex {
                         snapshot,
                         vectors,
                         lexical,
+                        points: OnceLock::new(),
                     });
                 }
                 Ok(vectors) => log::warn!(
@@ -372,6 +400,7 @@ impl RagIndex {
             snapshot,
             vectors,
             lexical,
+            points: OnceLock::new(),
         })
     }
 
@@ -396,25 +425,50 @@ impl RagIndex {
         )?)
     }
 
-    /// The `k` best chunks for `query` in the default [`SearchMode`], best first. `exact` scans
-    /// every vector instead of walking the graph (for checking recall). Shorthand for
-    /// [`search_with`](Self::search_with), which takes every setting.
-    pub fn search(&self, query: &str, k: usize, exact: bool) -> Result<Vec<Hit>> {
+    /// The `k` best chunks for `query` that `access` may see, in the default [`SearchMode`],
+    /// best first. Shorthand for [`search_with`](Self::search_with), which takes every setting.
+    pub fn search(&self, query: &str, access: &Access, k: usize) -> Result<Vec<Hit>> {
         if k == 0 {
             return Ok(Vec::new());
         }
-        self.search_with(&SearchRequest::new(query).k(k.min(MAX_K)).exact(exact))
+        self.search_with(&SearchRequest::new(query, access.clone()).k(k.min(MAX_K)))
     }
 
-    /// A dense search with an already embedded query.
-    pub fn search_vector(&self, vector: &[f32], k: usize, exact: bool) -> Result<Vec<Hit>> {
+    /// A dense search with an already embedded query, among the chunks `access` may see.
+    /// `exact` scans every vector instead of walking the graph.
+    pub fn search_vector(
+        &self,
+        vector: &[f32],
+        access: &Access,
+        k: usize,
+        exact: bool,
+    ) -> Result<Vec<Hit>> {
         let searcher = self.searcher()?;
-        let found = if exact {
-            searcher.vectors.search_exact(vector, k, None)?
-        } else {
-            searcher.vectors.search(vector, k, None)?
+        let points = searcher.points()?;
+        let none = Filter::default();
+        let check = |point: u64| points.allows(point, access, &none);
+        let allow: Option<&(dyn Fn(u64) -> bool + Sync)> = match points.passes_all(&none) {
+            true => None,
+            false => Some(&check),
         };
-        searcher.hits(found.into_iter().map(|(point, score)| (point, score, None)))
+        let found = if exact {
+            searcher.vectors.search_exact(vector, k, allow)?
+        } else {
+            searcher.vectors.search(vector, k, allow)?
+        };
+        searcher.hits(
+            found.into_iter().map(|(point, score)| (point, score, None)),
+            &check,
+        )
+    }
+
+    /// The chunk with this ID, if it is live and `access` may see it.
+    pub fn chunk(&self, chunk_id: &str, access: &Access) -> Result<Option<IndexedChunk>> {
+        let snapshot = self.store.read()?;
+        Ok(snapshot
+            .chunk(chunk_id)?
+            .map(|record| IndexedChunk::from_record(chunk_id.to_string(), record))
+            .filter(|chunk| access.may_see(&access::required_labels(&chunk.metadata))))
     }
 
     /// Every live chunk, ordered by path and position.

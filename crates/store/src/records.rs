@@ -27,6 +27,10 @@ pub struct IndexMeta {
     /// stored vectors no live chunk uses. Absent in indexes written before it existed.
     #[serde(default)]
     pub unreferenced_vectors_bound: u64,
+    /// The permission rule file's text as applied by the last commit, to find the files whose
+    /// labels a rule change affects. Absent before rules existed (no rules applied).
+    #[serde(default)]
+    pub access_rules: Option<String>,
 }
 
 /// Names the saved vector-index directory and the generation it reflects.

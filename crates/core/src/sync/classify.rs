@@ -50,6 +50,9 @@ pub(crate) enum Outcome {
     Vanished,
     /// Not indexed this time; its previous chunks (if any) are kept.
     Failed(String),
+    /// Its labels changed but it could not be read again: its chunks are withdrawn (they would
+    /// be shown under the old labels), and it comes back once it can be read.
+    Withheld(String),
     /// The chunker (its tokenizer) cannot be loaded: nothing can be chunked, the sync stops.
     NoChunker(Error),
 }
@@ -63,11 +66,32 @@ fn io_reason(e: &std::io::Error) -> String {
 
 impl RagIndex {
     /// Decides what to do with one file. Never fails: problems become [`Outcome::Failed`].
+    /// `labels` are what the permission rules give it; `relabel` says they differ from those
+    /// its stored chunks were given, so it is chunked again even when its bytes are the same.
     pub(crate) fn classify(
         &self,
         file: &FoundFile,
         previous: Option<&FileRecord>,
         now_ns: i128,
+        labels: &[String],
+        relabel: bool,
+    ) -> Outcome {
+        match self.classify_file(file, previous, now_ns, labels, relabel) {
+            Outcome::Failed(reason) if relabel && previous.is_some() => Outcome::Withheld(format!(
+                "its permission labels changed but it could not be read ({reason}); its chunks \
+                 are withdrawn until it can"
+            )),
+            outcome => outcome,
+        }
+    }
+
+    fn classify_file(
+        &self,
+        file: &FoundFile,
+        previous: Option<&FileRecord>,
+        now_ns: i128,
+        labels: &[String],
+        relabel: bool,
     ) -> Outcome {
         let before = match std::fs::metadata(&file.abs) {
             Ok(meta) => Stat::of(&meta),
@@ -75,6 +99,7 @@ impl RagIndex {
             Err(e) => return Outcome::Failed(io_reason(&e)),
         };
         if let Some(prev) = previous
+            && !relabel
             && prev.size == before.size
             && prev.mtime_ns == before.mtime_ns
         {
@@ -113,6 +138,7 @@ impl RagIndex {
         };
         let content_hash = blake3::hash(&bytes).to_hex().to_string();
         if let Some(prev) = previous
+            && !relabel
             && prev.content_hash == content_hash
         {
             return Outcome::Touched(FileRecord {
@@ -128,12 +154,15 @@ impl RagIndex {
             Err(e) => return Outcome::NoChunker(e),
         };
         match crate::document::chunk_file(chunker, &file.rel, &bytes) {
-            Ok(document) => Outcome::Changed {
-                stat,
-                content_hash,
-                chunks: document.chunks,
-                warnings: document.warnings,
-            },
+            Ok(mut document) => {
+                crate::access::label_document(&mut document, &bytes, labels);
+                Outcome::Changed {
+                    stat,
+                    content_hash,
+                    chunks: document.chunks,
+                    warnings: document.warnings,
+                }
+            }
             Err(reason) => Outcome::Failed(reason),
         }
     }

@@ -26,6 +26,7 @@ use serde::Serialize;
 use rag_store::{FileRecord, Snapshot};
 use rag_vector_index::VectorIndex;
 
+use crate::access::AccessRules;
 use crate::commit::CommitContext;
 use crate::walk::{WalkOptions, walk_with};
 use crate::{Error, RagIndex, Result};
@@ -165,6 +166,20 @@ impl RagIndex {
             extensions: options.extensions.clone(),
         };
         let (found, problems) = walk_with(root, Some(&self.dir), walk_options);
+        // Labels come from the rules as they are now; a file whose labels differ from those
+        // its stored chunks got under the last commit's rules is chunked again.
+        let rules = AccessRules::load(root)?;
+        let old_rules = match old_meta.as_ref().and_then(|m| m.access_rules.as_deref()) {
+            None => Some(AccessRules::default()),
+            Some(text) if !reindex => AccessRules::parse(text).ok(),
+            Some(_) => Some(AccessRules::default()),
+        };
+        let relabel = |rel: &str, labels: &[String]| match &old_rules {
+            _ if reindex => false,
+            Some(old) if old.text() == rules.text() => false,
+            Some(old) => old.labels_for(rel) != labels,
+            None => true,
+        };
         let now_ns = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos() as i128);
@@ -177,7 +192,10 @@ impl RagIndex {
                     return (file.rel.clone(), Outcome::Unchanged);
                 }
                 let previous = manifest.get(&file.rel).filter(|_| !reindex);
-                (file.rel.clone(), self.classify(file, previous, now_ns))
+                let labels = rules.labels_for(&file.rel);
+                let relabel = previous.is_some() && relabel(&file.rel, &labels);
+                let outcome = self.classify(file, previous, now_ns, &labels, relabel);
+                (file.rel.clone(), outcome)
             })
             .collect();
         progress(SyncProgress::Scanning { done: total, total });
@@ -218,6 +236,7 @@ impl RagIndex {
             old_meta,
             model_id: &model_id,
             chunker_id: &chunker_id,
+            access_rules: rules.text(),
             graph_current,
             lexical_current,
             cancel,

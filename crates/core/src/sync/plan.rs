@@ -124,6 +124,14 @@ impl SyncPlan {
                     path: path.clone(),
                     error,
                 }),
+                Outcome::Withheld(error) => {
+                    // Not marked seen: its chunks are removed like a deleted file's.
+                    plan.errors.push(FileError {
+                        path: path.clone(),
+                        error,
+                    });
+                    continue;
+                }
                 Outcome::NoChunker(e) => return Err(e),
             }
             seen.insert(path);

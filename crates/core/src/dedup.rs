@@ -1,0 +1,85 @@
+//! Collapsing near-duplicate hits: the same paragraph in two files, or a chunk that another
+//! hit already holds, should not take two of the k places distinct evidence could fill.
+//!
+//! Two texts are near-duplicates when most of the shorter one's word trigrams occur in the
+//! other (containment, not Jaccard: a short chunk repeated inside a longer one is a duplicate).
+//! The overlap window between neighbouring chunks of one section is a small fraction of a chunk,
+//! so neighbours are never collapsed.
+
+use std::collections::HashSet;
+
+/// Share of the shorter text's trigrams that must occur in the other.
+pub const DUPLICATE_CONTAINMENT: f64 = 0.6;
+
+/// The word trigrams of a text, hashed; texts under three words give their words instead.
+pub(crate) struct Shingles(HashSet<u64>);
+
+impl Shingles {
+    pub fn of(text: &str) -> Shingles {
+        let words: Vec<String> = text
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .map(str::to_lowercase)
+            .collect();
+        let hash = |parts: &[String]| {
+            let mut h = blake3::Hasher::new();
+            for p in parts {
+                h.update(p.as_bytes());
+                h.update(b" ");
+            }
+            let bytes: [u8; 8] = h.finalize().as_bytes()[..8].try_into().expect("8 bytes");
+            u64::from_le_bytes(bytes)
+        };
+        let set = if words.len() < 3 {
+            words
+                .iter()
+                .map(|w| hash(std::slice::from_ref(w)))
+                .collect()
+        } else {
+            words.windows(3).map(hash).collect()
+        };
+        Shingles(set)
+    }
+
+    /// Whether the two texts are near-duplicates. Empty texts duplicate only each other.
+    pub fn duplicates(&self, other: &Shingles) -> bool {
+        let (small, large) = match self.0.len() <= other.0.len() {
+            true => (&self.0, &other.0),
+            false => (&other.0, &self.0),
+        };
+        if small.is_empty() {
+            return large.is_empty();
+        }
+        let shared = small.iter().filter(|s| large.contains(s)).count();
+        shared as f64 >= DUPLICATE_CONTAINMENT * small.len() as f64
+    }
+}
+
+/// Indices of the items to keep, in order: each item unless it duplicates an earlier kept one.
+pub(crate) fn keep_distinct<'a>(texts: impl IntoIterator<Item = &'a str>) -> Vec<usize> {
+    let mut kept: Vec<(usize, Shingles)> = Vec::new();
+    for (i, text) in texts.into_iter().enumerate() {
+        let shingles = Shingles::of(text);
+        if !kept.iter().any(|(_, k)| k.duplicates(&shingles)) {
+            kept.push((i, shingles));
+        }
+    }
+    kept.into_iter().map(|(i, _)| i).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn copies_collapse_and_neighbours_stay() {
+        let a = "The router forwards requests to the service when the rule matches the host \
+                 header and the path prefix of the request.";
+        let copy_in_longer = format!("Intro line. {a} And a closing remark about retries.");
+        let neighbour = "the path prefix of the request. Middlewares then run in the order \
+                         they are declared, before the service is called at all.";
+        let kept = keep_distinct([a, copy_in_longer.as_str(), neighbour, a]);
+        assert_eq!(kept, [0, 2]);
+        assert_eq!(keep_distinct(["", "x", ""]), [0, 1]);
+    }
+}

@@ -1,0 +1,91 @@
+//! What filters and permission labels need to know about each point of one committed
+//! generation, in memory, so the check inside a graph walk or a BM25 scan costs a hash lookup.
+
+use std::collections::{BTreeSet, HashMap};
+
+use serde_json::{Map, Value};
+
+use crate::access::{Access, required_labels};
+use crate::filter::{BUILT_IN_KEYS, Filter};
+use crate::{Error, Result};
+
+struct PointFacts {
+    path: String,
+    title: String,
+    labels: Vec<String>,
+    metadata: Map<String, Value>,
+}
+
+/// The facts of every live point of a snapshot.
+pub(crate) struct PointTable {
+    facts: HashMap<u64, PointFacts>,
+    keys: BTreeSet<String>,
+    labelled: bool,
+}
+
+impl PointTable {
+    /// Builds the table from a snapshot's live chunks.
+    pub fn build(chunks: Vec<(String, rag_store::ChunkRecord)>) -> PointTable {
+        let mut keys = BTreeSet::new();
+        let mut labelled = false;
+        let mut facts = HashMap::with_capacity(chunks.len());
+        for (_, record) in chunks {
+            let metadata = match serde_json::from_str(&record.metadata_json) {
+                Ok(Value::Object(map)) => map,
+                _ => Map::new(),
+            };
+            let labels = required_labels(&metadata);
+            labelled |= !labels.is_empty();
+            keys.extend(metadata.keys().cloned());
+            facts.insert(
+                record.point,
+                PointFacts {
+                    path: record.path,
+                    title: record.title,
+                    labels,
+                    metadata,
+                },
+            );
+        }
+        PointTable {
+            facts,
+            keys,
+            labelled,
+        }
+    }
+
+    /// Fails with [`Error::InvalidRequest`] naming a filter key no chunk has: a typo must not
+    /// look like "no matching documents".
+    pub fn check_keys(&self, filter: &Filter) -> Result<()> {
+        for condition in &filter.conditions {
+            let key = condition.key();
+            if !BUILT_IN_KEYS.contains(&key) && !self.keys.contains(key) {
+                let known: Vec<&str> = BUILT_IN_KEYS
+                    .iter()
+                    .copied()
+                    .chain(self.keys.iter().map(String::as_str))
+                    .collect();
+                return Err(Error::InvalidRequest {
+                    reason: format!(
+                        "unknown filter key {key:?}: no indexed chunk has it (known keys: {})",
+                        known.join(", ")
+                    ),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether every point passes for this caller and filter without looking (no chunk needs a
+    /// label and there is no filter), so the search can skip the check.
+    pub fn passes_all(&self, filter: &Filter) -> bool {
+        filter.is_empty() && !self.labelled
+    }
+
+    /// Whether `point` is live, visible to `access` and meets `filter`.
+    pub fn allows(&self, point: u64, access: &Access, filter: &Filter) -> bool {
+        self.facts.get(&point).is_some_and(|f| {
+            access.may_see(&f.labels) && filter.matches(&f.path, &f.title, &f.metadata)
+        })
+    }
+}
