@@ -21,13 +21,6 @@ const FILES: &[&str] = &[
     "contributing/building-testing.md",
 ];
 
-fn env_number(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
 #[test]
 fn sigkill_at_random_moments_never_leaves_an_index_the_next_sync_cannot_repair() {
     let work = tempfile::tempdir().unwrap();

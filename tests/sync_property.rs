@@ -31,13 +31,6 @@ fn pool() -> Vec<PathBuf> {
     small
 }
 
-fn env_number(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
 fn random_words(rng: &mut fastrand::Rng, n: usize) -> String {
     const WORDS: &[&str] = &[
         "router",

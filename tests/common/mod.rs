@@ -36,6 +36,14 @@ pub fn copy_corpus_files(dest: &Path, rel_paths: &[&str]) {
     }
 }
 
+/// A number from the environment (test sizes and seeds), or `default`.
+pub fn env_number(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
 /// The binary under test.
 pub fn rag_index() -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_rag-index"));

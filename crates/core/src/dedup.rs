@@ -1,26 +1,24 @@
 //! Collapsing near-duplicate hits: the same paragraph in two files, or a chunk that another
 //! hit already holds, should not take two of the k places distinct evidence could fill.
 //!
-//! Two texts are near-duplicates when most of the shorter one's word trigrams occur in the
+//! Two texts are near-duplicates when most of the shorter one's token trigrams occur in the
 //! other (containment, not Jaccard: a short chunk repeated inside a longer one is a duplicate).
-//! The overlap window between neighbouring chunks of one section is a small fraction of a chunk,
-//! so neighbours are never collapsed.
+//! Tokens are whitespace-separated and keep their punctuation, so the tabs of one configuration
+//! example (`--ratelimit.average=100` vs `average: 100`), which share their comments, stay
+//! distinct. The overlap window between neighbouring chunks of one section is a small fraction
+//! of a chunk, so neighbours are never collapsed.
 
 use std::collections::HashSet;
 
 /// Share of the shorter text's trigrams that must occur in the other.
-pub const DUPLICATE_CONTAINMENT: f64 = 0.6;
+pub const DUPLICATE_CONTAINMENT: f64 = 0.8;
 
 /// The word trigrams of a text, hashed; texts under three words give their words instead.
 pub(crate) struct Shingles(HashSet<u64>);
 
 impl Shingles {
     pub fn of(text: &str) -> Shingles {
-        let words: Vec<String> = text
-            .split(|c: char| !c.is_alphanumeric())
-            .filter(|w| !w.is_empty())
-            .map(str::to_lowercase)
-            .collect();
+        let words: Vec<String> = text.split_whitespace().map(str::to_lowercase).collect();
         let hash = |parts: &[String]| {
             let mut h = blake3::Hasher::new();
             for p in parts {
@@ -55,6 +53,11 @@ impl Shingles {
     }
 }
 
+/// Whether two texts are near-duplicates in the sense dedup collapses.
+pub fn near_duplicates(a: &str, b: &str) -> bool {
+    Shingles::of(a).duplicates(&Shingles::of(b))
+}
+
 /// Indices of the items to keep, in order: each item unless it duplicates an earlier kept one.
 pub(crate) fn keep_distinct<'a>(texts: impl IntoIterator<Item = &'a str>) -> Vec<usize> {
     let mut kept: Vec<(usize, Shingles)> = Vec::new();
@@ -80,6 +83,15 @@ mod tests {
                          they are declared, before the service is called at all.";
         let kept = keep_distinct([a, copy_in_longer.as_str(), neighbour, a]);
         assert_eq!(kept, [0, 2]);
+        let labels = "# An average of 100 requests per second is allowed.\n\
+                      - \"traefik.http.middlewares.rl.ratelimit.average=100\"\n\
+                      - \"traefik.http.middlewares.rl.ratelimit.burst=200\"";
+        let yaml = "# An average of 100 requests per second is allowed.\n\
+                    rl:\n  rateLimit:\n    average: 100\n    burst: 200";
+        assert!(
+            !near_duplicates(labels, yaml),
+            "tabs of one example stay distinct"
+        );
         assert_eq!(keep_distinct(["", "x", ""]), [0, 1]);
     }
 }

@@ -177,7 +177,8 @@ impl PathGlob {
         &self.text
     }
 
-    pub(crate) fn is_match(&self, path: &str) -> bool {
+    /// Whether `path` (`/`-separated, relative to the folder) matches.
+    pub fn matches_path(&self, path: &str) -> bool {
         self.matcher.is_match(path)
     }
 }
@@ -203,7 +204,7 @@ impl Filter {
 
     /// Whether a chunk with this path, title and metadata passes.
     pub(crate) fn matches(&self, path: &str, title: &str, metadata: &Map<String, Value>) -> bool {
-        (self.paths.is_empty() || self.paths.iter().any(|g| g.is_match(path)))
+        (self.paths.is_empty() || self.paths.iter().any(|g| g.matches_path(path)))
             && self
                 .conditions
                 .iter()

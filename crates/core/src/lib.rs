@@ -55,7 +55,7 @@ use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 pub use access::{ACCESS_KEY, Access, AccessRules, RULES_FILE, UNREADABLE_LABEL, check_label};
 pub use chunk::{Hit, IndexedChunk, PassageChunk, SignalRank, Signals};
-pub use dedup::DUPLICATE_CONTAINMENT;
+pub use dedup::{DUPLICATE_CONTAINMENT, near_duplicates};
 pub use document::chunk_file;
 pub use error::{Error, Result};
 pub use expand::SECTION_CAP_TOKENS;
