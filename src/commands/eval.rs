@@ -78,8 +78,8 @@ pub fn run(model_dir: Option<&Path>, args: EvalArgs) -> Result<ExitCode> {
     line(
         &mut out,
         format_args!(
-            "{:<10} {:>4} {:>6} {:>6} {:>6} {:>7}",
-            "pattern", "n", "R@1", "R@5", "R@10", "MRR@10"
+            "{:<10} {:>4} {:>6} {:>6} {:>6} {:>7} {:>6}",
+            "pattern", "n", "R@1", "R@5", "R@10", "MRR@10", "R@all"
         ),
     )?;
     let rows = std::iter::once(("overall".to_string(), &report.overall))
@@ -88,16 +88,22 @@ pub fn run(model_dir: Option<&Path>, args: EvalArgs) -> Result<ExitCode> {
         line(
             &mut out,
             format_args!(
-                "{:<10} {:>4} {:>6.3} {:>6.3} {:>6.3} {:>7.3}",
-                name, m.questions, m.recall_at_1, m.recall_at_5, m.recall_at_10, m.mrr_at_10
+                "{:<10} {:>4} {:>6.3} {:>6.3} {:>6.3} {:>7.3} {:>6.3}",
+                name,
+                m.questions,
+                m.recall_at_1,
+                m.recall_at_5,
+                m.recall_at_10,
+                m.mrr_at_10,
+                m.recall
             ),
         )?;
     }
     line(
         &mut out,
         format_args!(
-            "mean tokens per returned chunk: {:.1}",
-            report.mean_tokens_per_chunk
+            "mean tokens per returned result: {:.1}; per question: {:.1}",
+            report.mean_tokens_per_chunk, report.mean_tokens_per_query
         ),
     )?;
     Ok(ExitCode::SUCCESS)

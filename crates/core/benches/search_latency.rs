@@ -1,5 +1,7 @@
-//! Warm search latency in the library, per mode, over the dev question set, plus the time to
-//! rebuild the lexical index from the stored chunks (what a sync adds on a reindex or repair).
+//! Warm search latency in the library, per mode, over the dev question set, unfiltered and with a
+//! filter that ~1% of the chunks pass (whole files, by path: applied inside each signal), plus
+//! the time to rebuild the lexical index from the stored chunks (what a sync adds on a reindex or
+//! repair).
 //!
 //! `cargo bench -p rag-index-core --bench search_latency -- [INDEX_DIR] [QUESTIONS]`, defaults
 //! `/tmp/tr-idx` (made by `rag-index sync ../shared/corpora/traefik/docs --index /tmp/tr-idx`) and
@@ -10,7 +12,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rag_index_core::{
-    Embedder, EmbedderConfig, Fusion, IndexConfig, RagIndex, SearchMode, SearchRequest,
+    Condition, Embedder, EmbedderConfig, Fusion, IndexConfig, Op, RagIndex, SearchMode,
+    SearchRequest,
 };
 use rag_lexical::{LexicalDoc, LexicalIndex};
 
@@ -53,17 +56,44 @@ fn main() {
         "{:<16} {:>9} {:>9} {:>9}",
         "mode", "p50 ms", "p99 ms", "mean ms"
     );
+    // Files in path order until they hold 1% of the chunks: a filter as selective as that.
+    let mut per_file: std::collections::BTreeMap<&str, usize> = Default::default();
+    for c in &chunks {
+        *per_file.entry(c.path.as_str()).or_default() += 1;
+    }
+    let (mut picked, mut passing) = (Vec::new(), 0);
+    for (path, n) in per_file.iter().step_by(7) {
+        if passing * 100 >= chunks.len() {
+            break;
+        }
+        picked.push(path.to_string());
+        passing += n;
+    }
+    let one_percent = Condition::new("path", Op::Eq, picked.clone()).expect("condition");
+    println!(
+        "filter: {} files holding {passing} of {} chunks ({:.2}%)",
+        picked.len(),
+        chunks.len(),
+        passing as f64 * 100.0 / chunks.len() as f64
+    );
     let settings = [
-        ("dense", SearchMode::Dense, Fusion::RRF),
-        ("lexical", SearchMode::Lexical, Fusion::RRF),
-        ("hybrid rrf", SearchMode::Hybrid, Fusion::RRF),
-        ("hybrid convex", SearchMode::Hybrid, Fusion::CONVEX),
+        ("dense", SearchMode::Dense, Fusion::RRF, false),
+        ("dense 1%", SearchMode::Dense, Fusion::RRF, true),
+        ("lexical", SearchMode::Lexical, Fusion::RRF, false),
+        ("lexical 1%", SearchMode::Lexical, Fusion::RRF, true),
+        ("hybrid rrf", SearchMode::Hybrid, Fusion::RRF, false),
+        ("hybrid convex", SearchMode::Hybrid, Fusion::CONVEX, false),
+        ("hybrid convex 1%", SearchMode::Hybrid, Fusion::CONVEX, true),
     ];
-    for (name, mode, fusion) in settings {
-        let request = SearchRequest::new("", rag_index_core::Access::public())
+    for (name, mode, fusion, filtered) in settings {
+        let mut request = SearchRequest::new("", rag_index_core::Access::public())
             .k(10)
             .mode(mode)
             .fusion(fusion);
+        if filtered {
+            request = request.filter(one_percent.clone());
+        }
+        let mut short = 0;
         for q in &questions {
             index
                 .search_with(&request.with_query(q.question.as_str()))
@@ -74,18 +104,23 @@ fn main() {
             for q in &questions {
                 let request = request.with_query(q.question.as_str());
                 let started = Instant::now();
-                std::hint::black_box(index.search_with(&request).expect("search"));
+                let hits = index.search_with(&request).expect("search");
                 times.push(started.elapsed());
+                short += usize::from(mode == SearchMode::Dense && hits.len() < 10.min(passing));
             }
         }
         times.sort();
         let mean = times.iter().sum::<Duration>() / times.len() as u32;
         let ms = |d: Duration| d.as_secs_f64() * 1e3;
         println!(
-            "{name:<16} {:>9.2} {:>9.2} {:>9.2}",
+            "{name:<16} {:>9.2} {:>9.2} {:>9.2}{}",
             ms(percentile(&times, 0.5)),
             ms(percentile(&times, 0.99)),
-            ms(mean)
+            ms(mean),
+            match short {
+                0 => String::new(),
+                n => format!("  ({n} searches returned fewer than k)"),
+            }
         );
     }
 

@@ -40,6 +40,8 @@ pub struct Metrics {
     pub recall_at_10: f64,
     /// Mean reciprocal rank of the first answering chunk, within the top 10.
     pub mrr_at_10: f64,
+    /// Answered by any returned result (within k, or within the token budget).
+    pub recall: f64,
 }
 
 /// Per-question outcome.
@@ -168,6 +170,7 @@ fn metrics(ranks: &[Option<usize>]) -> Metrics {
         recall_at_5: within(5),
         recall_at_10: within(10),
         mrr_at_10: mrr,
+        recall: ranks.iter().filter(|r| r.is_some()).count() as f64 / n as f64,
     }
 }
 
