@@ -30,7 +30,7 @@ bin="${CARGO_TARGET_DIR:-$root/target}/release/rag-index"
 if [ -z "$index" ]; then
     index="$(mktemp -d)/index"
     echo "syncing $docs into $index" >&2
-    "$bin" sync "$docs" --index "$index" --quiet >&2
+    "$bin" sync "$docs" --index "$index" >/dev/null
 fi
 
 run() { # label, eval flags...

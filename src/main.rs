@@ -134,6 +134,13 @@ enum Command {
         index: Option<PathBuf>,
         #[arg(long)]
         json: bool,
+        /// The health report instead: duplicated texts, stale sources, files the last sync could
+        /// not index, chunks near the token cap, fingerprints.
+        #[arg(long)]
+        health: bool,
+        /// With --health: report sources not modified for more than DAYS days.
+        #[arg(long, value_name = "DAYS", default_value_t = 365)]
+        stale_days: u64,
     },
     /// Retrieval quality over a question set (questions.jsonl format).
     Eval {
@@ -263,7 +270,13 @@ fn run(cli: Cli) -> Result<ExitCode> {
         } => commands::chunks::run(model_dir, &files, json, index_config(target_tokens)),
         Command::Dump { index, vectors } => commands::inspect::dump(model_dir, index, vectors),
         Command::Embed { json: _ } => commands::inspect::embed(model_dir),
-        Command::Stats { index, json } => commands::inspect::stats(model_dir, index, json),
+        Command::Stats {
+            index,
+            json,
+            health: true,
+            stale_days,
+        } => commands::health::run(model_dir, index, json, stale_days),
+        Command::Stats { index, json, .. } => commands::inspect::stats(model_dir, index, json),
         Command::Eval {
             questions,
             index,

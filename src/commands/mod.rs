@@ -2,6 +2,7 @@
 
 pub mod chunks;
 pub mod eval;
+pub mod health;
 pub mod inspect;
 pub mod query;
 pub mod search_flags;

@@ -12,7 +12,7 @@ use rag_vector_index::VectorIndex;
 
 use crate::lexical::LexicalDelta;
 use crate::sync::plan::SyncPlan;
-use crate::{Error, RagIndex, Result, Searcher, embedding_key, index_dir};
+use crate::{Error, RagIndex, Result, Searcher, embedding_key, index_dir, provenance};
 
 /// What a commit needs besides the plan.
 pub(crate) struct CommitContext<'a> {
@@ -47,6 +47,7 @@ impl RagIndex {
             graph: None,
             unreferenced_vectors_bound: 0,
             access_rules: None,
+            metadata_epoch: 0,
         });
         meta.access_rules = Some(cx.access_rules.to_owned());
         let mut deleted_points: Vec<u64> = Vec::new();
@@ -78,7 +79,26 @@ impl RagIndex {
             write.remove_file(path)?;
         }
         let snapshot = self.store.read()?;
+        let now = provenance::rfc3339(provenance::now_ns());
         for file in &plan.changed {
+            // The file's first indexing time survives edits (and reindexes: the snapshot still
+            // holds the old chunks); a chunk keeps the time its text first appeared.
+            let mut indexed_at: Option<String> = None;
+            for id in &file.old_ids {
+                if let Some(old) = snapshot.chunk(id)? {
+                    let at = provenance::field(&provenance::metadata_of(&old), "indexed_at");
+                    indexed_at = match (indexed_at, at) {
+                        (Some(a), Some(b)) => Some(a.min(b)),
+                        (a, b) => a.or(b),
+                    };
+                }
+            }
+            let indexed_at = indexed_at.unwrap_or_else(|| now.clone());
+            let source = provenance::SourceFacts {
+                size: file.stat.size,
+                modified_ns: file.stat.modified_ns,
+                content_hash: &file.content_hash,
+            };
             let new_ids: HashSet<&str> = file.chunks.iter().map(|c| c.id.as_str()).collect();
             let mut kept_points: HashMap<&str, u64> = HashMap::new();
             for id in &file.old_ids {
@@ -107,7 +127,18 @@ impl RagIndex {
                         point
                     }
                 };
-                write.put_chunk(&chunk.id, &chunk_record(chunk, point))?;
+                let changed_at = match snapshot.chunk(&chunk.id)? {
+                    Some(old) => provenance::field(&provenance::metadata_of(&old), "changed_at"),
+                    None => None,
+                };
+                let mut metadata = chunk.metadata.clone();
+                provenance::stamp_source(&mut metadata, &source);
+                provenance::stamp_times(
+                    &mut metadata,
+                    &indexed_at,
+                    changed_at.as_deref().unwrap_or(&now),
+                );
+                write.put_chunk(&chunk.id, &chunk_record(chunk, metadata, point))?;
             }
             write.put_file(
                 &file.path,
@@ -119,8 +150,28 @@ impl RagIndex {
                 },
             )?;
         }
-        for (path, record) in &plan.touched {
+        // A touch changes provenance only: the chunks' records are rewritten, their vectors,
+        // points and texts stay, and searchers see it through the metadata epoch.
+        let mut metadata_changed = false;
+        for (path, record, stat) in &plan.touched {
             write.put_file(path, record)?;
+            let source = provenance::SourceFacts {
+                size: stat.size,
+                modified_ns: stat.modified_ns,
+                content_hash: &record.content_hash,
+            };
+            for id in &record.chunk_ids {
+                if let Some(mut chunk) = snapshot.chunk(id)? {
+                    let mut metadata = provenance::metadata_of(&chunk);
+                    provenance::stamp_source(&mut metadata, &source);
+                    chunk.metadata_json = serde_json::Value::Object(metadata).to_string();
+                    write.put_chunk(id, &chunk)?;
+                    metadata_changed = true;
+                }
+            }
+        }
+        if metadata_changed || plan.changes_chunks() {
+            meta.metadata_epoch += 1;
         }
         log::debug!(
             "commit: chunks and manifest written in {:?}",
@@ -147,10 +198,11 @@ impl RagIndex {
         )?;
         log::debug!("commit: lexical index updated at {:?}", phase.elapsed());
         if !plan.changes_chunks() && cx.graph_current {
-            // Only manifest stats changed: the graph stays as it is.
+            // Only manifest stats and provenance changed: the graph stays as it is.
             if cx.cancel.load(Ordering::Relaxed) {
                 return Err(Error::Cancelled);
             }
+            write.put_meta(&meta)?;
             write.commit()?;
             return Ok((0, total));
         }
@@ -262,8 +314,9 @@ impl RagIndex {
         );
         *self.searcher.write().expect("searcher lock") = Some(Arc::new(Searcher {
             generation: meta.generation,
+            epoch: meta.metadata_epoch,
             snapshot: self.store.read()?,
-            vectors,
+            vectors: Arc::new(vectors),
             lexical: std::sync::RwLock::new(lexical),
             points: std::sync::OnceLock::new(),
         }));
@@ -278,7 +331,11 @@ fn missing_vector(dir: &std::path::Path, key: &str) -> Error {
     }
 }
 
-fn chunk_record(chunk: &rag_chunker::Chunk, point: u64) -> ChunkRecord {
+fn chunk_record(
+    chunk: &rag_chunker::Chunk,
+    metadata: serde_json::Map<String, serde_json::Value>,
+    point: u64,
+) -> ChunkRecord {
     ChunkRecord {
         path: chunk.path.clone(),
         title: chunk.title.clone(),
@@ -288,7 +345,7 @@ fn chunk_record(chunk: &rag_chunker::Chunk, point: u64) -> ChunkRecord {
         text: chunk.text.clone(),
         hash: chunk.hash.clone(),
         tokens: chunk.tokens as u32,
-        metadata_json: serde_json::Value::Object(chunk.metadata.clone()).to_string(),
+        metadata_json: serde_json::Value::Object(metadata).to_string(),
         point,
     }
 }

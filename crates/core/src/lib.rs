@@ -41,9 +41,11 @@ pub mod eval;
 mod expand;
 mod filter;
 mod fusion;
+mod health;
 mod index_dir;
 mod lexical;
 mod points;
+mod provenance;
 mod request;
 mod search;
 mod sync;
@@ -61,7 +63,9 @@ pub use error::{Error, Result};
 pub use expand::SECTION_CAP_TOKENS;
 pub use filter::{BUILT_IN_KEYS, Condition, Filter, Op, PathGlob};
 pub use fusion::Fusion;
+pub use health::{DuplicateText, HealthReport, LAST_SYNC_FILE, LastSync, NearCap, StaleSource};
 pub use index_dir::move_damaged_store_aside;
+pub use provenance::PROVENANCE_KEYS;
 pub use rag_chunker::{Chunk, Chunker, ChunkerConfig, Document, TokenCounter};
 pub use rag_embed::{Embedder, EmbedderConfig, ModelFingerprint, resolve_model_dir};
 pub use rag_store::Counts;
@@ -170,8 +174,11 @@ pub struct Stats {
 /// from, so a search never mixes two commits.
 struct Searcher {
     generation: u64,
+    /// [`IndexMeta::metadata_epoch`](rag_store::IndexMeta) of the snapshot.
+    epoch: u64,
     snapshot: Snapshot,
-    vectors: VectorIndex,
+    /// Shared by searchers of one generation (a touch makes a new searcher, not a new graph).
+    vectors: Arc<VectorIndex>,
     /// Replaced when an unavailable lexical index becomes usable at the same generation (a sync
     /// or repair that rebuilt only it).
     lexical: RwLock<LexicalView>,
@@ -328,6 +335,11 @@ impl RagIndex {
         Ok(self.chunker.get_or_init(|| built))
     }
 
+    /// The chunker settings in force (the configured ones, capped by the model).
+    pub fn chunker_config(&self) -> ChunkerConfig {
+        effective_chunker_config(&self.embedder, self.config.chunker.clone())
+    }
+
     /// Fingerprint of the chunker configuration this index uses.
     pub fn chunker_fingerprint(&self) -> &str {
         &self.chunker_fingerprint
@@ -342,9 +354,29 @@ impl RagIndex {
     /// The searcher for the latest commit, loading or rebuilding it when a newer commit exists.
     fn searcher(&self) -> Result<Arc<Searcher>> {
         let snapshot = self.store.read()?;
-        let stored = snapshot.meta()?.map(|m| m.generation);
+        let meta = snapshot.meta()?;
+        let stored = meta.as_ref().map(|m| m.generation);
         let generation = stored.unwrap_or(0);
-        if let Some(current) = self.searcher.read().expect("searcher lock").as_ref()
+        let epoch = meta.as_ref().map_or(0, |m| m.metadata_epoch);
+        let cached = self.searcher.read().expect("searcher lock").clone();
+        if let Some(current) = &cached
+            && current.generation == generation
+            && current.epoch != epoch
+        {
+            // Same live chunks, rewritten records (a touch): keep the graph and the lexical
+            // index, take the new snapshot and rebuild what is cached about chunks.
+            let searcher = Arc::new(Searcher {
+                generation,
+                epoch,
+                snapshot,
+                vectors: current.vectors.clone(),
+                lexical: RwLock::new(current.lexical()),
+                points: OnceLock::new(),
+            });
+            *self.searcher.write().expect("searcher lock") = Some(searcher.clone());
+            return Ok(searcher);
+        }
+        if let Some(current) = &cached
             && current.generation == generation
         {
             // Opening a missing or damaged index fails in well under a millisecond, so retrying
@@ -368,6 +400,7 @@ impl RagIndex {
     fn load_searcher(&self, snapshot: Snapshot, previous: Option<&Searcher>) -> Result<Searcher> {
         let meta = snapshot.meta()?;
         let generation = meta.as_ref().map_or(0, |m| m.generation);
+        let epoch = meta.as_ref().map_or(0, |m| m.metadata_epoch);
         let lexical = RwLock::new(self.lexical_view(
             previous.map(Searcher::lexical).as_ref(),
             meta.as_ref().map(|m| m.generation),
@@ -380,8 +413,9 @@ impl RagIndex {
                 Ok(vectors) if vectors.len() == live => {
                     return Ok(Searcher {
                         generation,
+                        epoch,
                         snapshot,
-                        vectors,
+                        vectors: Arc::new(vectors),
                         lexical,
                         points: OnceLock::new(),
                     });
@@ -397,8 +431,9 @@ impl RagIndex {
         let vectors = self.build_vectors(&snapshot.chunks()?, |key| snapshot.embedding(key))?;
         Ok(Searcher {
             generation,
+            epoch,
             snapshot,
-            vectors,
+            vectors: Arc::new(vectors),
             lexical,
             points: OnceLock::new(),
         })

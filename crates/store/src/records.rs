@@ -31,6 +31,10 @@ pub struct IndexMeta {
     /// labels a rule change affects. Absent before rules existed (no rules applied).
     #[serde(default)]
     pub access_rules: Option<String>,
+    /// Incremented by every commit that rewrites chunk records (a new generation, or only
+    /// their metadata, as a touch does), so searchers reload what they cache about chunks.
+    #[serde(default)]
+    pub metadata_epoch: u64,
 }
 
 /// Names the saved vector-index directory and the generation it reflects.

@@ -12,7 +12,10 @@ use crate::{Error, RagIndex};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Stat {
     pub size: u64,
+    /// What the manifest records (marked racy when too recent to trust).
     pub mtime_ns: i128,
+    /// The file's real modification time, for provenance.
+    pub modified_ns: i128,
 }
 
 impl Stat {
@@ -25,6 +28,7 @@ impl Stat {
         Stat {
             size: meta.len(),
             mtime_ns,
+            modified_ns: mtime_ns,
         }
     }
 }
@@ -37,8 +41,8 @@ const RACY_WINDOW_NS: i128 = 2_000_000_000;
 /// What one file needs.
 pub(crate) enum Outcome {
     Unchanged,
-    /// Same content, new stat: only the manifest entry is rewritten.
-    Touched(FileRecord),
+    /// Same content, new stat: the manifest entry and the chunks' provenance are rewritten.
+    Touched(FileRecord, Stat),
     /// New or different content, chunked.
     Changed {
         stat: Stat,
@@ -135,18 +139,22 @@ impl RagIndex {
             } else {
                 before.mtime_ns
             },
+            modified_ns: before.mtime_ns,
         };
         let content_hash = blake3::hash(&bytes).to_hex().to_string();
         if let Some(prev) = previous
             && !relabel
             && prev.content_hash == content_hash
         {
-            return Outcome::Touched(FileRecord {
-                size: stat.size,
-                mtime_ns: stat.mtime_ns,
-                content_hash,
-                chunk_ids: prev.chunk_ids.clone(),
-            });
+            return Outcome::Touched(
+                FileRecord {
+                    size: stat.size,
+                    mtime_ns: stat.mtime_ns,
+                    content_hash,
+                    chunk_ids: prev.chunk_ids.clone(),
+                },
+                stat,
+            );
         }
         // Built here, not at open: a sync with nothing to chunk never loads the tokenizer.
         let chunker = match self.chunker() {

@@ -101,7 +101,7 @@ pub struct ChunkCounts {
 
 /// A file that could not be indexed, or (in [`SyncReport::warnings`]) one indexed with a
 /// problem.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct FileError {
     /// Path relative to the synced folder.
     pub path: String,
@@ -224,6 +224,9 @@ impl RagIndex {
         if options.dry_run || nothing_to_write {
             (report.chunks.deleted, report.chunks.total) = plan.chunk_delta(live);
             report.elapsed_ms = started.elapsed().as_millis() as u64;
+            if !options.dry_run {
+                self.record_last_sync(&report);
+            }
             return Ok(report);
         }
 
@@ -243,7 +246,17 @@ impl RagIndex {
         };
         (report.chunks.deleted, report.chunks.total) = self.commit_plan(&plan, context)?;
         report.elapsed_ms = started.elapsed().as_millis() as u64;
+        self.record_last_sync(&report);
         Ok(report)
+    }
+
+    fn record_last_sync(&self, report: &SyncReport) {
+        let last = crate::health::LastSync {
+            finished_at: crate::provenance::rfc3339(crate::provenance::now_ns()),
+            errors: report.errors.clone(),
+            warnings: report.warnings.clone(),
+        };
+        crate::health::save_last_sync(&self.dir, &last);
     }
 
     fn check_fingerprints(

@@ -43,8 +43,8 @@ impl ChangedFile {
 /// Everything one sync changes.
 pub(crate) struct SyncPlan {
     pub changed: Vec<ChangedFile>,
-    /// Same content, new stat: only the manifest entry is rewritten.
-    pub touched: Vec<(String, FileRecord)>,
+    /// Same content, new stat: the manifest entry and the chunks' provenance are rewritten.
+    pub touched: Vec<(String, FileRecord, Stat)>,
     /// Files gone from the folder, with the chunk IDs they had.
     pub removed: Vec<(String, Vec<String>)>,
     /// Every stored chunk is stale (model or chunker changed): all are replaced.
@@ -87,9 +87,9 @@ impl SyncPlan {
             match outcome {
                 Outcome::Vanished => continue,
                 Outcome::Unchanged => plan.files.unchanged += 1,
-                Outcome::Touched(record) => {
+                Outcome::Touched(record, stat) => {
                     plan.files.unchanged += 1;
-                    plan.touched.push((path.clone(), record));
+                    plan.touched.push((path.clone(), record, stat));
                 }
                 Outcome::Changed {
                     stat,
@@ -218,6 +218,7 @@ mod tests {
             stat: Stat {
                 size: 2,
                 mtime_ns: 2,
+                modified_ns: 2,
             },
             content_hash: "h2".into(),
             chunks: ids.iter().map(|id| chunk(id)).collect(),

@@ -1,0 +1,188 @@
+//! Provenance on every chunk (modification time, size, source hash, first indexed, text last
+//! changed) and the health report, on real Traefik files with the real model.
+
+mod common;
+
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, SystemTime};
+
+use common::*;
+use rag_index_core::{Access, IndexConfig, RagIndex, SearchMode, SearchRequest, SyncOptions};
+
+fn sync(index: &RagIndex, docs: &Path) -> rag_index_core::SyncReport {
+    index
+        .sync(
+            docs,
+            &SyncOptions::default(),
+            &|_| {},
+            &AtomicBool::new(false),
+        )
+        .unwrap()
+}
+
+fn field(index: &RagIndex, path: &str, key: &str) -> Vec<(String, String)> {
+    index
+        .dump()
+        .unwrap()
+        .into_iter()
+        .filter(|c| c.path == path)
+        .map(|c| (c.chunk_id, c.metadata[key].as_str().unwrap().to_string()))
+        .collect()
+}
+
+#[test]
+fn provenance_follows_touches_and_edits_without_embedding() {
+    let work = tempfile::tempdir().unwrap();
+    let docs = work.path().join("docs");
+    let page = "getting-started/faq.md";
+    copy_corpus_files(
+        &docs,
+        &[page, "reference/install-configuration/entrypoints.md"],
+    );
+    let index = RagIndex::open(
+        &work.path().join("index"),
+        embedder(),
+        IndexConfig::default(),
+    )
+    .unwrap();
+    sync(&index, &docs);
+    let first = index.dump().unwrap();
+    let c = first.iter().find(|c| c.path == page).unwrap();
+    for key in ["modified", "indexed_at", "changed_at", "source_hash"] {
+        assert!(
+            c.metadata[key].is_string(),
+            "{key} missing: {:?}",
+            c.metadata
+        );
+    }
+    assert_eq!(
+        c.metadata["size"].as_u64().unwrap(),
+        std::fs::metadata(docs.join(page)).unwrap().len()
+    );
+
+    // A touch to an old date: `modified` follows, nothing is embedded, and a filter on it
+    // sees the change through the same long-lived index at once.
+    let old = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000); // 2023-11-14
+    std::fs::File::options()
+        .write(true)
+        .open(docs.join(page))
+        .unwrap()
+        .set_modified(old)
+        .unwrap();
+    let report = sync(&index, &docs);
+    assert_eq!(report.chunks.embedded, 0);
+    assert!(
+        field(&index, page, "modified")
+            .iter()
+            .all(|(_, m)| m == "2023-11-14T22:13:20Z")
+    );
+    let request = SearchRequest::new("Bad Gateway 502", Access::public())
+        .k(50)
+        .mode(SearchMode::Dense)
+        .filter("modified<2024-01-01".parse().unwrap());
+    let hits = index.search_with(&request).unwrap();
+    assert!(!hits.is_empty() && hits.iter().all(|h| h.chunk.path == page));
+
+    // An edit: only the chunks whose text changed get a new `changed_at`; `indexed_at` stays.
+    let before_changed = field(&index, page, "changed_at");
+    let before_indexed = field(&index, page, "indexed_at");
+    std::thread::sleep(Duration::from_millis(1100));
+    let mut text = std::fs::read_to_string(docs.join(page)).unwrap();
+    text.push_str("\n## A new closing section\n\nThe zebrafish relay answers every probe twice.\n");
+    std::fs::write(docs.join(page), text).unwrap();
+    let report = sync(&index, &docs);
+    assert!(report.chunks.embedded >= 1 && report.chunks.embedded <= 3);
+    let after = field(&index, page, "changed_at");
+    let old_changed: std::collections::HashMap<_, _> = before_changed.into_iter().collect();
+    let mut kept = 0;
+    for (id, changed) in &after {
+        match old_changed.get(id) {
+            Some(previous) => {
+                assert_eq!(previous, changed, "an unchanged chunk kept its changed_at");
+                kept += 1;
+            }
+            None => assert!(changed > &old_changed.values().max().unwrap().clone()),
+        }
+    }
+    assert!(kept > 0 && kept < after.len());
+    let indexed_at = &before_indexed[0].1;
+    assert!(
+        field(&index, page, "indexed_at")
+            .iter()
+            .all(|(_, at)| at == indexed_at)
+    );
+}
+
+#[test]
+fn the_health_report_finds_duplicates_failures_and_stale_sources() {
+    let work = tempfile::tempdir().unwrap();
+    let docs = work.path().join("docs");
+    copy_corpus_files(&docs, &["getting-started/faq.md"]);
+    let paragraph = "Rotate the signing keys of every entry point each quarter, and keep the \
+                     previous key available for one week so that clients can still verify.";
+    std::fs::write(docs.join("a.md"), format!("# Keys A\n\n{paragraph}\n")).unwrap();
+    std::fs::write(
+        docs.join("b.md"),
+        format!("# Keys B\n\nIntro.\n\n## Rotation\n\n{paragraph}\n"),
+    )
+    .unwrap();
+    std::fs::write(docs.join("broken.md"), b"# Broken\n\n\xff\xfe not UTF-8\n").unwrap();
+    let old = SystemTime::UNIX_EPOCH + Duration::from_secs(1_600_000_000);
+    std::fs::File::options()
+        .write(true)
+        .open(docs.join("a.md"))
+        .unwrap()
+        .set_modified(old)
+        .unwrap();
+    let index = work.path().join("index");
+    let report = common::sync(&docs, &index, 1);
+    assert_eq!(report["files"]["failed"], 1);
+    let out = run_expect(
+        &[
+            "stats",
+            "--health",
+            "--json",
+            "--index",
+            index.to_str().unwrap(),
+            "--stale-days",
+            "400",
+        ],
+        0,
+    );
+    let health: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let duplicated = health["duplicates"].as_array().unwrap().iter().any(|d| {
+        let places: Vec<&str> = d["places"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p[0].as_str().unwrap())
+            .collect();
+        places == ["a.md", "b.md"]
+    });
+    assert!(duplicated, "{}", health["duplicates"]);
+    let stale: Vec<&str> = health["stale_sources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(stale, ["a.md"]);
+    let errors = health["last_sync"]["errors"].as_array().unwrap();
+    assert_eq!(errors.len(), 1);
+    assert_eq!(errors[0]["path"], "broken.md");
+    assert!(
+        health["model_fingerprint"]
+            .as_str()
+            .unwrap()
+            .contains("MiniLM")
+    );
+    let text = run_expect(
+        &["stats", "--health", "--index", index.to_str().unwrap()],
+        0,
+    );
+    assert!(
+        text.contains("broken.md") && text.contains("duplicated texts: 1"),
+        "{text}"
+    );
+}
