@@ -239,7 +239,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 wait,
                 verbose: cli.verbose > 0,
                 options,
-                config: index_config(target_tokens),
+                config: index_config(target_tokens)?,
             };
             commands::sync::run(model_dir, args)
         }
@@ -267,7 +267,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             files,
             json,
             target_tokens,
-        } => commands::chunks::run(model_dir, &files, json, index_config(target_tokens)),
+        } => commands::chunks::run(model_dir, &files, json, index_config(target_tokens)?),
         Command::Dump { index, vectors } => commands::inspect::dump(model_dir, index, vectors),
         Command::Embed { json: _ } => commands::inspect::embed(model_dir),
         Command::Stats {

@@ -79,10 +79,13 @@ pub fn open_for_reading(model_dir: Option<&Path>, index: Option<PathBuf>) -> Res
 }
 
 /// The configuration with an optional chunk-size override.
-pub fn index_config(target_tokens: Option<usize>) -> IndexConfig {
-    let mut config = IndexConfig::default();
+pub fn index_config(target_tokens: Option<usize>) -> Result<IndexConfig> {
+    let mut chunker = rag_index_core::ChunkerConfig::default();
     if let Some(target) = target_tokens {
-        config.chunker.target_tokens = target;
+        chunker.target_tokens = target;
     }
-    config
+    IndexConfig::builder()
+        .chunker(chunker)
+        .build()
+        .context("--target-tokens")
 }

@@ -17,7 +17,7 @@ pub fn run(
     config: IndexConfig,
 ) -> Result<ExitCode> {
     let embedder = load_embedder(model_dir)?;
-    let chunker = rag_index_core::chunker_for(&embedder, config.chunker)?;
+    let chunker = rag_index_core::chunker_for(&embedder, config.chunker().clone())?;
     let mut out = std::io::stdout().lock();
     let mut failed = false;
     for file in files {

@@ -253,11 +253,7 @@ impl RagIndex {
         inserted: &[(u64, String)],
         live: usize,
     ) -> Result<VectorIndex> {
-        let loaded = previous.and_then(|g| {
-            VectorIndex::load(&self.dir.join(&g.dir), self.config.vectors.clone())
-                .map_err(|e| log::warn!("graph {} unusable ({e}); rebuilding", g.dir))
-                .ok()
-        });
+        let loaded = previous.and_then(|g| self.load_graph(g, None));
         let mut vectors = match loaded {
             Some(mut graph) => {
                 for point in deleted_points {

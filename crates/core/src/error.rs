@@ -117,6 +117,12 @@ pub enum Error {
         /// Why.
         reason: String,
     },
+    /// An index configuration is not valid.
+    #[error("invalid index configuration: {reason}")]
+    InvalidConfig {
+        /// What is wrong.
+        reason: String,
+    },
     /// A search request is not valid.
     #[error("invalid search request: {reason}")]
     InvalidRequest {

@@ -48,6 +48,7 @@ mod points;
 mod provenance;
 mod request;
 mod search;
+mod searcher;
 mod sync;
 mod verify;
 pub mod walk;
@@ -74,11 +75,9 @@ pub use request::{Expand, MAX_BUDGET, MAX_K, MAX_QUERY_BYTES, SearchMode, Search
 pub use sync::{ChunkCounts, FileCounts, FileError, SyncOptions, SyncProgress, SyncReport};
 pub use verify::VerifyReport;
 
-use lexical::LexicalView;
-use points::PointTable;
 use rag_lexical::LexicalIndex;
-use rag_store::{Snapshot, Store, StoreError};
-use rag_vector_index::VectorIndex;
+use rag_store::{Store, StoreError};
+use searcher::Searcher;
 
 /// The database file inside an index directory.
 pub const DB_FILE: &str = "index.redb";
@@ -87,17 +86,25 @@ pub const GRAPH_DIR_PREFIX: &str = "graph-";
 /// The lexical (BM25) index's directory inside an index directory.
 pub const LEXICAL_DIR: &str = "lexical";
 
-/// Settings that shape an index. The chunker settings are fingerprinted into the index.
+/// Settings that shape an index. The chunker settings are fingerprinted into the index. Built
+/// with [`IndexConfig::builder`], which validates, or [`IndexConfig::default`].
+///
+/// ```
+/// use rag_index_core::{ChunkerConfig, IndexConfig};
+/// let config = IndexConfig::builder()
+///     .chunker(ChunkerConfig { target_tokens: 200, ..ChunkerConfig::default() })
+///     .max_file_bytes(8 << 20)
+///     .build()
+///     .unwrap();
+/// assert_eq!(config.chunker().target_tokens, 200);
+/// assert!(IndexConfig::builder().embed_commit_every(0).build().is_err());
+/// ```
 #[derive(Debug, Clone)]
 pub struct IndexConfig {
-    /// Chunk sizes.
-    pub chunker: ChunkerConfig,
-    /// HNSW and brute-force settings.
-    pub vectors: IndexParams,
-    /// Texts embedded between two commits of the embedding cache: the most work a crash loses.
-    pub embed_commit_every: usize,
-    /// Larger files are reported and skipped.
-    pub max_file_bytes: u64,
+    chunker: ChunkerConfig,
+    vectors: IndexParams,
+    embed_commit_every: usize,
+    max_file_bytes: u64,
 }
 
 impl Default for IndexConfig {
@@ -108,6 +115,88 @@ impl Default for IndexConfig {
             embed_commit_every: 256,
             max_file_bytes: 32 * 1024 * 1024,
         }
+    }
+}
+
+impl IndexConfig {
+    /// A builder starting from the defaults.
+    pub fn builder() -> IndexConfigBuilder {
+        IndexConfigBuilder(IndexConfig::default())
+    }
+
+    /// Chunk sizes.
+    pub fn chunker(&self) -> &ChunkerConfig {
+        &self.chunker
+    }
+
+    /// HNSW and brute-force settings.
+    pub fn vectors(&self) -> &IndexParams {
+        &self.vectors
+    }
+
+    /// Texts embedded between two commits of the embedding cache.
+    pub fn embed_commit_every(&self) -> usize {
+        self.embed_commit_every
+    }
+
+    /// Files larger than this are reported and skipped.
+    pub fn max_file_bytes(&self) -> u64 {
+        self.max_file_bytes
+    }
+
+    /// Checks every setting.
+    pub fn validate(&self) -> Result<()> {
+        self.chunker.validate()?;
+        self.vectors.validate()?;
+        let invalid = |reason: &str| {
+            Err(Error::InvalidConfig {
+                reason: reason.to_string(),
+            })
+        };
+        if self.embed_commit_every == 0 {
+            return invalid("embed_commit_every must be at least 1");
+        }
+        if self.max_file_bytes == 0 {
+            return invalid("max_file_bytes must be at least 1");
+        }
+        Ok(())
+    }
+}
+
+/// Builds a validated [`IndexConfig`].
+#[derive(Debug, Clone)]
+pub struct IndexConfigBuilder(IndexConfig);
+
+impl IndexConfigBuilder {
+    /// Chunk sizes (changing them needs a reindex).
+    pub fn chunker(mut self, chunker: ChunkerConfig) -> Self {
+        self.0.chunker = chunker;
+        self
+    }
+
+    /// HNSW and brute-force settings.
+    pub fn vectors(mut self, vectors: IndexParams) -> Self {
+        self.0.vectors = vectors;
+        self
+    }
+
+    /// Texts embedded between two commits of the embedding cache: the most work a crash loses.
+    pub fn embed_commit_every(mut self, texts: usize) -> Self {
+        self.0.embed_commit_every = texts;
+        self
+    }
+
+    /// Larger files are reported and skipped.
+    pub fn max_file_bytes(mut self, bytes: u64) -> Self {
+        self.0.max_file_bytes = bytes;
+        self
+    }
+
+    /// The configuration, or [`Error::InvalidConfig`] (or the chunker's or vector index's
+    /// own error) naming what is wrong.
+    pub fn build(self) -> Result<IndexConfig> {
+        self.0.validate()?;
+        Ok(self.0)
     }
 }
 
@@ -168,67 +257,6 @@ pub struct Stats {
     pub lexical_bytes: u64,
     /// Bytes of the whole index directory.
     pub total_bytes: u64,
-}
-
-/// What a search runs against: one committed generation's vectors and the snapshot they came
-/// from, so a search never mixes two commits.
-struct Searcher {
-    generation: u64,
-    /// [`IndexMeta::metadata_epoch`](rag_store::IndexMeta) of the snapshot.
-    epoch: u64,
-    snapshot: Snapshot,
-    /// Shared by searchers of one generation (a touch makes a new searcher, not a new graph).
-    vectors: Arc<VectorIndex>,
-    /// Replaced when an unavailable lexical index becomes usable at the same generation (a sync
-    /// or repair that rebuilt only it).
-    lexical: RwLock<LexicalView>,
-    /// Labels and filter fields per point, built on first search.
-    points: OnceLock<PointTable>,
-}
-
-impl Searcher {
-    /// Turns `(point, score, signals)` in rank order into hits, skipping points whose chunk
-    /// is not in this snapshot (so nothing deleted comes back through any signal) and points
-    /// `allow` rejects.
-    fn hits(
-        &self,
-        found: impl IntoIterator<Item = (u64, f32, Option<Signals>)>,
-        allow: &dyn Fn(u64) -> bool,
-    ) -> Result<Vec<Hit>> {
-        let mut hits = Vec::new();
-        for (point, score, signals) in found {
-            if !allow(point) {
-                continue;
-            }
-            let Some(chunk_id) = self.snapshot.chunk_id_for_point(point)? else {
-                continue;
-            };
-            let Some(chunk) = self.snapshot.chunk(&chunk_id)? else {
-                continue;
-            };
-            let mut hit = Hit::new(score, IndexedChunk::from_record(chunk_id, chunk), signals);
-            hit.rank = hits.len() + 1;
-            hits.push(hit);
-        }
-        Ok(hits)
-    }
-
-    /// The point table of this generation (built once: it reads every chunk record).
-    fn points(&self) -> Result<&PointTable> {
-        if let Some(table) = self.points.get() {
-            return Ok(table);
-        }
-        let table = PointTable::build(self.snapshot.chunks()?);
-        Ok(self.points.get_or_init(|| table))
-    }
-
-    fn is_empty(&self) -> Result<bool> {
-        Ok(self.snapshot.counts()?.chunks == 0)
-    }
-
-    fn lexical(&self) -> LexicalView {
-        self.lexical.read().expect("lexical view lock").clone()
-    }
 }
 
 /// An open index. See the crate documentation.
@@ -295,6 +323,7 @@ impl RagIndex {
         config: IndexConfig,
         writable: bool,
     ) -> Result<RagIndex> {
+        config.validate()?;
         let chunker_config = effective_chunker_config(&embedder, config.chunker.clone());
         chunker_config.validate()?;
         Ok(RagIndex {
@@ -349,115 +378,6 @@ impl RagIndex {
     /// models never mix even inside one sync that switches models.
     fn embedding_key(&self, text_hash: &str) -> String {
         embedding_key(&self.embedder.fingerprint().id(), text_hash)
-    }
-
-    /// The searcher for the latest commit, loading or rebuilding it when a newer commit exists.
-    fn searcher(&self) -> Result<Arc<Searcher>> {
-        let snapshot = self.store.read()?;
-        let meta = snapshot.meta()?;
-        let stored = meta.as_ref().map(|m| m.generation);
-        let generation = stored.unwrap_or(0);
-        let epoch = meta.as_ref().map_or(0, |m| m.metadata_epoch);
-        let cached = self.searcher.read().expect("searcher lock").clone();
-        if let Some(current) = &cached
-            && current.generation == generation
-            && current.epoch != epoch
-        {
-            // Same live chunks, rewritten records (a touch): keep the graph and the lexical
-            // index, take the new snapshot and rebuild what is cached about chunks.
-            let searcher = Arc::new(Searcher {
-                generation,
-                epoch,
-                snapshot,
-                vectors: current.vectors.clone(),
-                lexical: RwLock::new(current.lexical()),
-                points: OnceLock::new(),
-            });
-            *self.searcher.write().expect("searcher lock") = Some(searcher.clone());
-            return Ok(searcher);
-        }
-        if let Some(current) = &cached
-            && current.generation == generation
-        {
-            // Opening a missing or damaged index fails in well under a millisecond, so retrying
-            // costs little while it is unusable and nothing once it is fine.
-            if stored.is_some() && current.lexical().handle().is_none() {
-                let view = self.lexical_view(None, stored);
-                if view.handle().is_some() {
-                    *current.lexical.write().expect("lexical view lock") = view;
-                }
-            }
-            return Ok(current.clone());
-        }
-        let previous = self.searcher.read().expect("searcher lock").clone();
-        let searcher = Arc::new(self.load_searcher(snapshot, previous.as_deref())?);
-        *self.searcher.write().expect("searcher lock") = Some(searcher.clone());
-        Ok(searcher)
-    }
-
-    /// Loads the saved graph of the snapshot's generation, or rebuilds it from stored vectors
-    /// when it is missing, stale or damaged: the graph is derived data and never trusted blindly.
-    fn load_searcher(&self, snapshot: Snapshot, previous: Option<&Searcher>) -> Result<Searcher> {
-        let meta = snapshot.meta()?;
-        let generation = meta.as_ref().map_or(0, |m| m.generation);
-        let epoch = meta.as_ref().map_or(0, |m| m.metadata_epoch);
-        let lexical = RwLock::new(self.lexical_view(
-            previous.map(Searcher::lexical).as_ref(),
-            meta.as_ref().map(|m| m.generation),
-        ));
-        let live = snapshot.counts()?.chunks as usize;
-        if let Some(pointer) = meta.as_ref().and_then(|m| m.graph.clone())
-            && pointer.generation == generation
-        {
-            match VectorIndex::load(&self.dir.join(&pointer.dir), self.config.vectors.clone()) {
-                Ok(vectors) if vectors.len() == live => {
-                    return Ok(Searcher {
-                        generation,
-                        epoch,
-                        snapshot,
-                        vectors: Arc::new(vectors),
-                        lexical,
-                        points: OnceLock::new(),
-                    });
-                }
-                Ok(vectors) => log::warn!(
-                    "graph {} holds {} vectors but the store has {live} chunks; rebuilding",
-                    pointer.dir,
-                    vectors.len()
-                ),
-                Err(e) => log::warn!("graph {} unusable ({e}); rebuilding", pointer.dir),
-            }
-        }
-        let vectors = self.build_vectors(&snapshot.chunks()?, |key| snapshot.embedding(key))?;
-        Ok(Searcher {
-            generation,
-            epoch,
-            snapshot,
-            vectors: Arc::new(vectors),
-            lexical,
-            points: OnceLock::new(),
-        })
-    }
-
-    /// Builds a vector index over `chunks`, fetching each vector through `embedding`.
-    fn build_vectors(
-        &self,
-        chunks: &[(String, rag_store::ChunkRecord)],
-        embedding: impl Fn(&str) -> rag_store::Result<Option<Vec<f32>>>,
-    ) -> Result<VectorIndex> {
-        let mut items = Vec::with_capacity(chunks.len());
-        for (id, chunk) in chunks {
-            let key = self.embedding_key(&chunk.hash);
-            match embedding(&key)? {
-                Some(v) => items.push((chunk.point, v)),
-                None => log::warn!("chunk {id} of {} has no stored vector", chunk.path),
-            }
-        }
-        Ok(VectorIndex::build(
-            self.embedder.dim(),
-            self.config.vectors.clone(),
-            items,
-        )?)
     }
 
     /// The `k` best chunks for `query` that `access` may see, in the default [`SearchMode`],
