@@ -241,11 +241,16 @@ fn scalar(text: String, style: TScalarStyle) -> Value {
     }
 }
 
-/// Metadata copied onto every chunk: every front-matter field as parsed. None is dropped, not
-/// even a nested map or an empty value: a field such as a permission label that vanished
-/// because of its shape would silently change what the document means.
+/// Metadata copied onto every chunk: scalars and arrays of scalars (tags), not nested maps.
 pub(crate) fn chunk_metadata(doc: &Map<String, Value>) -> Map<String, Value> {
-    doc.clone()
+    doc.iter()
+        .filter(|(_, v)| match v {
+            Value::Array(a) => a.iter().all(|x| !x.is_object() && !x.is_array()),
+            Value::Object(_) | Value::Null => false,
+            _ => true,
+        })
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
 }
 
 #[cfg(test)]

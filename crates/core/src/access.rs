@@ -125,7 +125,6 @@ fn parse_labels(value: &Value) -> std::result::Result<Vec<String>, String> {
                 }
             }
         }
-        Value::Null => {}
         other => return Err(format!("{other} is not a label or a list of labels")),
     }
     Ok(out.into_iter().collect())
@@ -171,11 +170,10 @@ pub(crate) fn label_document(
     bytes: &[u8],
     rule_labels: &[String],
 ) {
-    let lost = front_matter_mentions_access(bytes)
-        && doc
-            .chunks
-            .first()
-            .is_some_and(|c| !c.metadata.contains_key(ACCESS_KEY));
+    // The document's own front matter, whole: chunk metadata leaves out nested or empty
+    // values, and an `access` of that shape must fail closed, not vanish.
+    let own = doc.metadata.get(ACCESS_KEY).cloned();
+    let lost = own.is_none() && front_matter_mentions_access(bytes);
     if lost {
         doc.warnings.push(format!(
             "the front matter names `{ACCESS_KEY}` but could not be read; the document is \
@@ -184,10 +182,16 @@ pub(crate) fn label_document(
     }
     let mut warning = None;
     for chunk in &mut doc.chunks {
-        if lost {
-            chunk
-                .metadata
-                .insert(ACCESS_KEY.into(), Value::from(UNREADABLE_LABEL));
+        match (&own, lost) {
+            (Some(value), _) => {
+                chunk.metadata.insert(ACCESS_KEY.into(), value.clone());
+            }
+            (None, true) => {
+                chunk
+                    .metadata
+                    .insert(ACCESS_KEY.into(), Value::from(UNREADABLE_LABEL));
+            }
+            (None, false) => {}
         }
         warning = warning.or(apply_labels(&mut chunk.metadata, rule_labels));
     }
@@ -329,6 +333,16 @@ mod tests {
         assert_eq!(required, [UNREADABLE_LABEL]);
         assert!(!Access::labels(["finance"]).unwrap().may_see(&required));
         assert!(Access::labels([UNREADABLE_LABEL]).is_err());
+        for shape in [
+            Value::Null,
+            serde_json::json!({"team": "finance"}),
+            serde_json::json!([["a"]]),
+        ] {
+            let mut meta = Map::new();
+            meta.insert(ACCESS_KEY.into(), shape);
+            assert!(apply_labels(&mut meta, &[]).is_some());
+            assert_eq!(required_labels(&meta), [UNREADABLE_LABEL]);
+        }
     }
 
     #[test]

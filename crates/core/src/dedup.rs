@@ -10,6 +10,8 @@
 
 use std::collections::HashSet;
 
+use crate::chunk::Hit;
+
 /// Share of the shorter text's trigrams that must occur in the other.
 pub const DUPLICATE_CONTAINMENT: f64 = 0.8;
 
@@ -56,6 +58,13 @@ impl Shingles {
 /// Whether two texts are near-duplicates in the sense dedup collapses.
 pub fn near_duplicates(a: &str, b: &str) -> bool {
     Shingles::of(a).duplicates(&Shingles::of(b))
+}
+
+/// Drops near-duplicates of better-ranked hits, keeping rank order.
+pub(crate) fn collapse(hits: Vec<Hit>) -> Vec<Hit> {
+    let keep = keep_distinct(hits.iter().map(|h| h.chunk.body()));
+    let mut all: Vec<Option<Hit>> = hits.into_iter().map(Some).collect();
+    keep.into_iter().filter_map(|i| all[i].take()).collect()
 }
 
 /// Indices of the items to keep, in order: each item unless it duplicates an earlier kept one.

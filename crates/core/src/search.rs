@@ -62,9 +62,7 @@ impl RagIndex {
             &check,
         )?;
         if request.dedup {
-            let keep = dedup::keep_distinct(hits.iter().map(|h| h.chunk.body()));
-            let mut all: Vec<Option<Hit>> = hits.into_iter().map(Some).collect();
-            hits = keep.into_iter().filter_map(|i| all[i].take()).collect();
+            hits = dedup::collapse(hits);
         }
         let snapshot = &searcher.snapshot;
         expand::assemble(
