@@ -60,11 +60,23 @@ pub fn near_duplicates(a: &str, b: &str) -> bool {
     Shingles::of(a).duplicates(&Shingles::of(b))
 }
 
-/// Drops near-duplicates of better-ranked hits, keeping rank order.
+/// Chunk metadata naming the table a chunk represents (the table itself, its row groups, or one
+/// of its row records): one table takes one place among the hits.
+pub const TABLE_GROUP_KEY: &str = "table_group";
+
+/// Drops near-duplicates of better-ranked hits, and every representation of a table but the
+/// best-ranked one, keeping rank order.
 pub(crate) fn collapse(hits: Vec<Hit>) -> Vec<Hit> {
     let keep = keep_distinct(hits.iter().map(|h| h.chunk.body()));
     let mut all: Vec<Option<Hit>> = hits.into_iter().map(Some).collect();
-    keep.into_iter().filter_map(|i| all[i].take()).collect()
+    let mut tables: HashSet<(String, String)> = HashSet::new();
+    keep.into_iter()
+        .filter_map(|i| all[i].take())
+        .filter(|h| match h.chunk.metadata.get(TABLE_GROUP_KEY) {
+            None => true,
+            Some(group) => tables.insert((h.chunk.path.clone(), group.to_string())),
+        })
+        .collect()
 }
 
 /// Indices of the items to keep, in order: each item unless it duplicates an earlier kept one.
