@@ -44,6 +44,11 @@
 //! use candle's (the `gemm` crate, AVX-512 where the CPU has it), the element-wise steps are
 //! fused, vectorised kernels of this crate.
 //!
+//! With [`Precision::Int8`] the linear layers (about 90% of the arithmetic) run as integer
+//! products instead (AVX2 where the CPU has it, an exact scalar equivalent elsewhere): about
+//! 1.35× the f32 throughput on a 2-core Zen 3 machine, at a cosine to the f32 vectors of
+//! 0.9986 on average and 0.9926 at worst on real texts (`tests/int8.rs`).
+//!
 //! Candle also keeps a process-wide pool, sized once from `CANDLE_NUM_THREADS` (else
 //! `RAYON_NUM_THREADS`, else the physical core count), for its own element-wise kernels; this
 //! crate barely uses them, but a program that must stay on fewer cores can set
