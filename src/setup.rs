@@ -8,6 +8,8 @@ use rag_index_core::{Embedder, EmbedderConfig, IndexConfig, RagIndex};
 
 /// Environment variable naming the index for commands other than `sync`.
 pub const INDEX_ENV: &str = "RAG_INDEX_PATH";
+/// Environment variable choosing the embedder's arithmetic: `f32` (default) or `int8`.
+pub const PRECISION_ENV: &str = "RAG_INDEX_PRECISION";
 /// Name of the default index directory inside the synced folder.
 pub const DEFAULT_INDEX_DIR: &str = ".rag-index";
 
@@ -41,11 +43,20 @@ fn model_search_dirs() -> Vec<PathBuf> {
     dirs
 }
 
-/// Opens the model (lazily: weights and tokenizer load on first use).
+/// Opens the model (lazily: weights and tokenizer load on first use), in the precision
+/// `$RAG_INDEX_PRECISION` names (f32 when unset). The precision is part of the fingerprint, so
+/// an index built in the other one is refused, never mixed.
 pub fn load_embedder(model_dir: Option<&Path>) -> Result<Arc<Embedder>> {
     let dir = rag_index_core::resolve_model_dir(model_dir, &model_search_dirs())?;
     log::info!("model: {}", dir.display());
-    let embedder = Embedder::open(&dir, EmbedderConfig::default())
+    let mut config = EmbedderConfig::default();
+    if let Some(value) = std::env::var_os(PRECISION_ENV).filter(|v| !v.is_empty()) {
+        config.precision = value
+            .to_string_lossy()
+            .parse()
+            .with_context(|| format!("invalid ${PRECISION_ENV}"))?;
+    }
+    let embedder = Embedder::open(&dir, config)
         .with_context(|| format!("cannot load the model from {}", dir.display()))?;
     Ok(Arc::new(embedder))
 }

@@ -12,8 +12,12 @@
 //! folder and `torch.set_num_threads` equal; it sets up its own virtual environment on first
 //! use.
 //!
+//! Every rag-embed configuration runs in both precisions (`f32`, `int8`) on the same texts, so
+//! the int8 speed-up is read off one run.
+//!
 //! Environment knobs (all optional):
 //! - `RAG_BENCH_THREADS` (default `1,2`), `RAG_BENCH_BATCHES` (default `8,16,32`)
+//! - `RAG_BENCH_PRECISIONS` (default `f32,int8`)
 //! - `RAG_BENCH_LIMIT`: embed an evenly spread subset of this many chunks (default: all)
 //! - `RAG_BENCH_PEER` (`0` skips sentence-transformers), `RAG_BENCH_PEER_BATCH` (default `32`)
 //! - `RAG_BENCH_TEXTS_OUT`: keep the chunk texts (JSON lines) at this path
@@ -24,7 +28,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
-use rag_embed::{Embedder, EmbedderConfig, resolve_model_dir};
+use rag_embed::{Embedder, EmbedderConfig, Precision, resolve_model_dir};
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -48,15 +52,17 @@ fn main() {
     parent();
 }
 
-/// `--child THREADS BATCH TEXTS_FILE`: embed every text once, print one RESULT line.
+/// `--child THREADS BATCH PRECISION TEXTS_FILE`: embed every text once, print one RESULT line.
 fn child(args: &[String]) {
     let threads: usize = args[0].parse().expect("threads");
     let batch_size: usize = args[1].parse().expect("batch size");
-    let texts = read_texts(Path::new(&args[2]));
+    let precision: Precision = args[2].parse().expect("precision");
+    let texts = read_texts(Path::new(&args[3]));
     let dir = resolve_model_dir(None, &[root().join("models")]).expect("model");
     let config = EmbedderConfig {
         batch_size,
         threads: Some(threads),
+        precision,
         ..EmbedderConfig::default()
     };
     let embedder = Embedder::load(&dir, config).expect("load");
@@ -75,6 +81,11 @@ fn child(args: &[String]) {
 fn parent() {
     let threads = env_list("RAG_BENCH_THREADS", "1,2");
     let batches = env_list("RAG_BENCH_BATCHES", "8,16,32");
+    let precisions: Vec<Precision> = std::env::var("RAG_BENCH_PRECISIONS")
+        .unwrap_or_else(|_| "f32,int8".to_string())
+        .split(',')
+        .map(|p| p.parse().expect("RAG_BENCH_PRECISIONS: f32 or int8"))
+        .collect();
     let peer_batch = env_list("RAG_BENCH_PEER_BATCH", "32")
         .first()
         .copied()
@@ -127,36 +138,45 @@ fn parent() {
     // rag-embed packs a batch without padding (dense layers on real tokens only, attention per
     // sequence), so its computed/real token ratio is 1 by construction; sentence-transformers
     // pads each length-sorted batch to its longest text.
-    println!("| engine | threads | batch | computed/real tokens | seconds | tokens/s | chunks/s |");
-    println!("|---|---|---|---|---|---|---|");
+    println!(
+        "| engine | precision | threads | batch | computed/real tokens | seconds | tokens/s | chunks/s |"
+    );
+    println!("|---|---|---|---|---|---|---|---|");
     let me = std::env::current_exe().expect("current exe");
     let mut best = Vec::new();
     for &t in &threads {
-        let mut best_tps: f64 = 0.0;
+        let mut best_tps = vec![0f64; precisions.len()];
         for &b in &batches {
-            let output = Command::new(&me)
-                .args(["--child", &t.to_string(), &b.to_string()])
-                .arg(&file)
-                .env("CANDLE_NUM_THREADS", t.to_string())
-                .env("RAYON_NUM_THREADS", t.to_string())
-                .output()
-                .expect("run child");
-            let stdout = String::from_utf8_lossy(&output.stdout);
-            let Some(secs) = stdout
-                .lines()
-                .find_map(|l| l.strip_prefix("RESULT "))
-                .and_then(|s| s.trim().parse::<f64>().ok())
-            else {
-                eprintln!("child failed: {}", String::from_utf8_lossy(&output.stderr));
-                continue;
-            };
-            let tps = tokens as f64 / secs;
-            best_tps = best_tps.max(tps);
-            println!(
-                "| candle (rag-embed) | {t} | {b} | 1.000 (sorted+padded would be {:.3}) | {secs:.1} | {tps:.0} | {:.1} |",
-                padding_ratio(&lengths, b),
-                texts.len() as f64 / secs
-            );
+            for (pi, precision) in precisions.iter().enumerate() {
+                let output = Command::new(&me)
+                    .args([
+                        "--child",
+                        &t.to_string(),
+                        &b.to_string(),
+                        precision.as_str(),
+                    ])
+                    .arg(&file)
+                    .env("CANDLE_NUM_THREADS", t.to_string())
+                    .env("RAYON_NUM_THREADS", t.to_string())
+                    .output()
+                    .expect("run child");
+                let stdout = String::from_utf8_lossy(&output.stdout);
+                let Some(secs) = stdout
+                    .lines()
+                    .find_map(|l| l.strip_prefix("RESULT "))
+                    .and_then(|s| s.trim().parse::<f64>().ok())
+                else {
+                    eprintln!("child failed: {}", String::from_utf8_lossy(&output.stderr));
+                    continue;
+                };
+                let tps = tokens as f64 / secs;
+                best_tps[pi] = best_tps[pi].max(tps);
+                println!(
+                    "| candle (rag-embed) | {precision} | {t} | {b} | 1.000 (sorted+padded would be {:.3}) | {secs:.1} | {tps:.0} | {:.1} |",
+                    padding_ratio(&lengths, b),
+                    texts.len() as f64 / secs
+                );
+            }
         }
         let peer = if run_peer {
             run_sentence_transformers(&dir, &file, t, peer_batch)
@@ -166,7 +186,7 @@ fn parent() {
         if let Some(secs) = peer {
             let tps = tokens as f64 / secs;
             println!(
-                "| sentence-transformers | {t} | {peer_batch} | {:.3} | {secs:.1} | {tps:.0} | {:.1} |",
+                "| sentence-transformers | f32 | {t} | {peer_batch} | {:.3} | {secs:.1} | {tps:.0} | {:.1} |",
                 padding_ratio(&lengths, peer_batch),
                 texts.len() as f64 / secs
             );
@@ -174,15 +194,28 @@ fn parent() {
         best.push((t, best_tps, peer.map(|s| tokens as f64 / s)));
     }
     println!();
-    for (t, candle, peer) in best {
-        match peer {
-            Some(p) => println!(
-                "{t} thread(s): best candle {candle:.0} tokens/s vs sentence-transformers {p:.0} \
-                 tokens/s: ratio {:.2}x",
-                candle / p
-            ),
-            None => println!("{t} thread(s): best candle {candle:.0} tokens/s (no peer run)"),
+    for (t, tps, peer) in best {
+        let mut line = format!("{t} thread(s): best");
+        for (precision, candle) in precisions.iter().zip(&tps) {
+            line.push_str(&format!(" {precision} {candle:.0}"));
         }
+        line.push_str(" tokens/s");
+        if let (Some(f32_pos), Some(int8_pos)) = (
+            precisions.iter().position(|&p| p == Precision::F32),
+            precisions.iter().position(|&p| p == Precision::Int8),
+        ) {
+            line.push_str(&format!("; int8/f32 {:.2}x", tps[int8_pos] / tps[f32_pos]));
+        }
+        match peer {
+            Some(p) => {
+                line.push_str(&format!("; sentence-transformers {p:.0} tokens/s"));
+                for (precision, candle) in precisions.iter().zip(&tps) {
+                    line.push_str(&format!("; {precision}/peer {:.2}x", candle / p));
+                }
+            }
+            None => line.push_str(" (no peer run)"),
+        }
+        println!("{line}");
     }
     if keep.is_none() {
         let _ = std::fs::remove_file(&file);

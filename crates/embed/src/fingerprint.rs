@@ -1,5 +1,7 @@
 use serde::{Deserialize, Serialize};
 
+use crate::Precision;
+
 /// Everything that shapes the vectors an [`Embedder`](crate::Embedder) produces.
 ///
 /// Store it next to the vectors and refuse to mix vectors whose fingerprints differ: two models
@@ -24,6 +26,30 @@ pub struct ModelFingerprint {
     /// Prefix added to documents (E5's `passage: `); empty when unset.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub passage_prefix: String,
+    /// Arithmetic of the linear layers. Left out of the serialised form and of [`id`](Self::id)
+    /// when f32, so fingerprints written before int8 existed still match.
+    #[serde(default, skip_serializing_if = "is_f32", with = "precision_name")]
+    pub precision: Precision,
+}
+
+fn is_f32(p: &Precision) -> bool {
+    *p == Precision::F32
+}
+
+/// Serialises [`Precision`] as its `f32`/`int8` name.
+mod precision_name {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    use crate::Precision;
+
+    pub(super) fn serialize<S: Serializer>(p: &Precision, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(p.as_str())
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Precision, D::Error> {
+        let name = String::deserialize(d)?;
+        name.parse().map_err(serde::de::Error::custom)
+    }
 }
 
 impl ModelFingerprint {
@@ -51,6 +77,10 @@ impl ModelFingerprint {
         }
         if !self.passage_prefix.is_empty() {
             id.push_str(&format!(";passage_prefix={:?}", self.passage_prefix));
+        }
+        // Appended only when not f32, so every f32 id stays what it was before int8 existed.
+        if self.precision != Precision::F32 {
+            id.push_str(&format!(";precision={}", self.precision));
         }
         id
     }

@@ -44,6 +44,11 @@
 //! use candle's (the `gemm` crate, AVX-512 where the CPU has it), the element-wise steps are
 //! fused, vectorised kernels of this crate.
 //!
+//! With [`Precision::Int8`] the linear layers (about 90% of the arithmetic) run as integer
+//! products instead (AVX2 where the CPU has it, an exact scalar equivalent elsewhere): about
+//! 1.35× the f32 throughput on a 2-core Zen 3 machine, at a cosine to the f32 vectors of
+//! 0.9986 on average and 0.9926 at worst on real texts (`tests/int8.rs`).
+//!
 //! Candle also keeps a process-wide pool, sized once from `CANDLE_NUM_THREADS` (else
 //! `RAYON_NUM_THREADS`, else the physical core count), for its own element-wise kernels; this
 //! crate barely uses them, but a program that must stay on fewer cores can set
@@ -51,14 +56,18 @@
 //!
 //! # Crate features
 //!
-//! None. CPU only, f32: f16/bf16 weights are converted to f32 at load (half-precision matmuls
-//! are slower than f32 on CPUs without native f16 arithmetic).
+//! None. CPU only. f16/bf16 weights are converted to f32 at load (half-precision matmuls are
+//! slower than f32 on CPUs without native f16 arithmetic). [`EmbedderConfig::precision`]
+//! selects f32 or int8 linear layers at run time.
 
 mod config;
 mod error;
 mod fingerprint;
+mod int8_gemm;
 mod kernels;
 mod model;
+mod precision;
+mod qlinear;
 mod resolve;
 mod weights_hash;
 
@@ -71,6 +80,7 @@ use tokenizers::{Tokenizer, TruncationDirection, TruncationParams, TruncationStr
 
 pub use error::EmbedError;
 pub use fingerprint::ModelFingerprint;
+pub use precision::Precision;
 pub use resolve::{DEFAULT_MODEL_NAME, MODEL_DIR_ENV, resolve_model_dir};
 pub use weights_hash::CACHE_DIR_ENV;
 
@@ -89,6 +99,9 @@ pub struct EmbedderConfig {
     pub query_prefix: String,
     /// Prepended to every document (E5 models want `"passage: "`). Default empty.
     pub passage_prefix: String,
+    /// Arithmetic of the linear layers. Default [`Precision::F32`]; [`Precision::Int8`] is
+    /// faster and changes the vectors slightly (a different fingerprint).
+    pub precision: Precision,
 }
 
 impl Default for EmbedderConfig {
@@ -98,6 +111,7 @@ impl Default for EmbedderConfig {
             threads: None,
             query_prefix: String::new(),
             passage_prefix: String::new(),
+            precision: Precision::F32,
         }
     }
 }
@@ -205,6 +219,7 @@ impl Embedder {
             max_seq_len: spec.max_seq_len,
             query_prefix: config.query_prefix.clone(),
             passage_prefix: config.passage_prefix.clone(),
+            precision: config.precision,
         };
         log::info!(
             "opened embedder {} with {threads} threads",
@@ -290,7 +305,7 @@ impl Embedder {
                 ),
             });
         }
-        let model = Bert::load(&self.spec, &weights)?;
+        let model = Bert::load(&self.spec, &weights, self.config.precision)?;
         if model.dim() != self.fingerprint.dim {
             return Err(EmbedError::Weights {
                 path: path.clone(),

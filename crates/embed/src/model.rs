@@ -7,7 +7,9 @@
 //! - bias, GELU, residual and layer norm are fused, in place, vectorised kernels
 //!   ([`crate::kernels`]) instead of a chain of allocating element-wise tensor ops.
 //!
-//! Matrix products are candle's (the `gemm` crate), run on the caller's rayon pool.
+//! Matrix products are candle's (the `gemm` crate), run on the caller's rayon pool; with
+//! [`Precision::Int8`] the four linear layers of each block run in int8 instead
+//! ([`crate::qlinear`]) while attention scores, softmax, layer norm, GELU and pooling stay f32.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -17,9 +19,10 @@ use candle_core::{
 };
 use rayon::prelude::*;
 
-use crate::EmbedError;
 use crate::config::{ModelSpec, Pooling};
 use crate::kernels;
+use crate::qlinear::QuantLinear;
+use crate::{EmbedError, Precision};
 
 pub(crate) struct Bert {
     word: Vec<f32>,
@@ -35,17 +38,38 @@ pub(crate) struct Bert {
 }
 
 struct Layer {
-    /// (H, 3H): Q (pre-scaled), K, V side by side.
-    qkv_w: Tensor,
+    /// Q (pre-scaled), K, V outputs side by side.
+    qkv_w: Linear,
     qkv_b: Vec<f32>,
-    attn_out_w: Tensor,
+    attn_out_w: Linear,
     attn_out_b: Vec<f32>,
     ln1: (Vec<f32>, Vec<f32>),
-    inter_w: Tensor,
+    inter_w: Linear,
     inter_b: Vec<f32>,
-    out_w: Tensor,
+    out_w: Linear,
     out_b: Vec<f32>,
     ln2: (Vec<f32>, Vec<f32>),
+}
+
+/// A linear layer's weight (without bias), in the precision the embedder runs.
+enum Linear {
+    /// Transposed to a contiguous (in, out) matmul operand.
+    F32(Tensor),
+    Int8(QuantLinear),
+}
+
+impl Linear {
+    /// `x` (tokens, in) times the weight: (tokens, out).
+    fn forward(&self, x: &Tensor) -> Result<Tensor, EmbedError> {
+        match self {
+            Linear::F32(w) => Ok(x.matmul(w)?),
+            Linear::Int8(q) => {
+                let rows = x.dims2()?.0;
+                let out = with_f32(x, |data| q.forward(data))?;
+                Ok(Tensor::from_vec(out, (rows, q.outputs()), &Device::Cpu)?)
+            }
+        }
+    }
 }
 
 /// Named tensors of a safetensors file, with the path for error messages.
@@ -86,27 +110,53 @@ impl Weights<'_> {
             .map_err(|e| self.err(format!("tensor {name}: {e}")))
     }
 
-    /// A linear layer's weight (out, in), transposed to a contiguous (in, out) matmul operand.
-    fn linear_t(
+    /// A linear layer made of the weights `parts` (name, output rows, scale), stacked along the
+    /// output dimension (that is how Q, K and V become one product), all with `inp` inputs.
+    fn linear(
         &self,
-        name: &str,
-        out: usize,
+        parts: &[(&str, usize, f64)],
         inp: usize,
-        scale: f64,
-    ) -> Result<Tensor, EmbedError> {
-        let w = self.get(name, &[out, inp])?;
-        let w = if scale == 1.0 {
-            Ok(w)
-        } else {
-            w.affine(scale, 0.0)
-        };
-        w.and_then(|w| w.t()?.contiguous())
-            .map_err(|e| self.err(format!("tensor {name}: {e}")))
+        precision: Precision,
+    ) -> Result<Linear, EmbedError> {
+        let scaled = parts
+            .iter()
+            .map(|&(name, out, scale)| {
+                let w = self.get(name, &[out, inp])?;
+                let w = if scale == 1.0 {
+                    Ok(w)
+                } else {
+                    w.affine(scale, 0.0)
+                };
+                w.map_err(|e| self.err(format!("tensor {name}: {e}")))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let name = parts.first().map_or("", |p| p.0);
+        let stacked =
+            Tensor::cat(&scaled, 0).map_err(|e| self.err(format!("tensor {name}: {e}")))?;
+        match precision {
+            Precision::F32 => stacked
+                .t()
+                .and_then(|t| t.contiguous())
+                .map(Linear::F32)
+                .map_err(|e| self.err(format!("tensor {name}: {e}"))),
+            Precision::Int8 => {
+                let out = stacked.dim(0)?;
+                let data = stacked
+                    .flatten_all()
+                    .and_then(|t| t.to_vec1::<f32>())
+                    .map_err(|e| self.err(format!("tensor {name}: {e}")))?;
+                Ok(Linear::Int8(QuantLinear::new(&data, out, inp)))
+            }
+        }
     }
 }
 
 impl Bert {
-    pub(crate) fn load(spec: &ModelSpec, bytes: &[u8]) -> Result<Bert, EmbedError> {
+    pub(crate) fn load(
+        spec: &ModelSpec,
+        bytes: &[u8],
+        precision: Precision,
+    ) -> Result<Bert, EmbedError> {
         let c = &spec.bert;
         let path = spec.weights.as_path();
         let tensors = candle_core::safetensors::load_buffer(bytes, &Device::Cpu).map_err(|e| {
@@ -143,28 +193,32 @@ impl Bert {
         for l in 0..c.num_hidden_layers {
             let p = format!("encoder.layer.{l}");
             let att = format!("{p}.attention.self");
-            let qkv_w = Tensor::cat(
-                &[
-                    w.linear_t(&format!("{att}.query.weight"), h, h, q_scale)?,
-                    w.linear_t(&format!("{att}.key.weight"), h, h, 1.0)?,
-                    w.linear_t(&format!("{att}.value.weight"), h, h, 1.0)?,
-                ],
-                1,
-            )
-            .map_err(|e| w.err(format!("layer {l}: {e}")))?;
+            let (query, key, value) = (
+                format!("{att}.query.weight"),
+                format!("{att}.key.weight"),
+                format!("{att}.value.weight"),
+            );
+            let qkv_w = w.linear(
+                &[(&query, h, q_scale), (&key, h, 1.0), (&value, h, 1.0)],
+                h,
+                precision,
+            )?;
             let mut qkv_b = w.vec(&format!("{att}.query.bias"), &[h])?;
             qkv_b.iter_mut().for_each(|b| *b *= q_scale as f32);
             qkv_b.extend(w.vec(&format!("{att}.key.bias"), &[h])?);
             qkv_b.extend(w.vec(&format!("{att}.value.bias"), &[h])?);
+            let linear = |name: String, out: usize, inp: usize| {
+                w.linear(&[(&name, out, 1.0)], inp, precision)
+            };
             layers.push(Layer {
                 qkv_w,
                 qkv_b,
-                attn_out_w: w.linear_t(&format!("{p}.attention.output.dense.weight"), h, h, 1.0)?,
+                attn_out_w: linear(format!("{p}.attention.output.dense.weight"), h, h)?,
                 attn_out_b: w.vec(&format!("{p}.attention.output.dense.bias"), &[h])?,
                 ln1: ln(&format!("{p}.attention.output.LayerNorm"))?,
-                inter_w: w.linear_t(&format!("{p}.intermediate.dense.weight"), i, h, 1.0)?,
+                inter_w: linear(format!("{p}.intermediate.dense.weight"), i, h)?,
                 inter_b: w.vec(&format!("{p}.intermediate.dense.bias"), &[i])?,
-                out_w: w.linear_t(&format!("{p}.output.dense.weight"), h, i, 1.0)?,
+                out_w: linear(format!("{p}.output.dense.weight"), h, i)?,
                 out_b: w.vec(&format!("{p}.output.dense.bias"), &[h])?,
                 ln2: ln(&format!("{p}.output.LayerNorm"))?,
             });
@@ -269,7 +323,7 @@ impl Bert {
         let heads = self.heads;
         let d = h / heads;
 
-        let qkv = x.matmul(&layer.qkv_w)?;
+        let qkv = layer.qkv_w.forward(x)?;
         qkv.inplace_op1(&Bias {
             bias: &layer.qkv_b,
             gelu: false,
@@ -291,7 +345,7 @@ impl Bert {
         let context = Tensor::cat(&contexts, 0)?.reshape((total, h))?;
         drop(contexts);
 
-        let attn = context.matmul(&layer.attn_out_w)?;
+        let attn = layer.attn_out_w.forward(&context)?;
         attn.inplace_op2(
             x,
             &ResidualNorm {
@@ -301,12 +355,12 @@ impl Bert {
                 eps: self.eps,
             },
         )?;
-        let inter = attn.matmul(&layer.inter_w)?;
+        let inter = layer.inter_w.forward(&attn)?;
         inter.inplace_op1(&Bias {
             bias: &layer.inter_b,
             gelu: true,
         })?;
-        let out = inter.matmul(&layer.out_w)?;
+        let out = layer.out_w.forward(&inter)?;
         drop(inter);
         out.inplace_op2(
             &attn,

@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use rag_embed::{Embedder, EmbedderConfig, ModelFingerprint};
+use rag_embed::{Embedder, EmbedderConfig, ModelFingerprint, Precision};
 
 fn real_model() -> Option<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models/all-MiniLM-L6-v2");
@@ -46,6 +46,8 @@ fn fingerprint_is_stable_and_complete() {
     // Serde round trip, and the prefixes stay out of the JSON when unset.
     let json = serde_json::to_string(fp).unwrap();
     assert!(!json.contains("prefix"));
+    // f32 fingerprints serialise exactly as before precision existed.
+    assert!(!json.contains("precision"));
     let back: ModelFingerprint = serde_json::from_str(&json).unwrap();
     assert_eq!(&back, fp);
 
@@ -60,6 +62,7 @@ fn fingerprint_is_stable_and_complete() {
         Box::new(|f| f.max_seq_len = 128),
         Box::new(|f| f.query_prefix = "query: ".into()),
         Box::new(|f| f.passage_prefix = "passage: ".into()),
+        Box::new(|f| f.precision = Precision::Int8),
     ];
     for change in variants {
         let mut f = fp.clone();
@@ -145,4 +148,36 @@ fn threads_setting() {
             .fold(0f32, f32::max);
         assert!(diff < 1e-5);
     }
+}
+
+#[test]
+fn precision_is_fingerprinted_and_f32_ids_are_unchanged() {
+    let Some(dir) = real_model() else { return };
+    let f32 = Embedder::open(&dir, EmbedderConfig::default()).unwrap();
+    let int8 = Embedder::open(
+        &dir,
+        EmbedderConfig {
+            precision: Precision::Int8,
+            ..EmbedderConfig::default()
+        },
+    )
+    .unwrap();
+    let (a, b) = (f32.fingerprint(), int8.fingerprint());
+    assert_eq!(a.precision, Precision::F32);
+    assert_eq!(b.precision, Precision::Int8);
+    // An index stores the id and refuses a different one: the two must never match.
+    assert_ne!(a.id(), b.id());
+    assert_eq!(b.id(), format!("{};precision=int8", a.id()));
+    assert!(!a.id().contains("precision"));
+
+    let json = serde_json::to_string(b).unwrap();
+    assert!(json.contains(r#""precision":"int8""#), "{json}");
+    let back: ModelFingerprint = serde_json::from_str(&json).unwrap();
+    assert_eq!(&back, b);
+    // A fingerprint stored before precision existed reads back as f32.
+    let old = serde_json::to_string(a).unwrap();
+    let back: ModelFingerprint = serde_json::from_str(&old).unwrap();
+    assert_eq!(back.precision, Precision::F32);
+    let bad = json.replace("int8", "int4");
+    assert!(serde_json::from_str::<ModelFingerprint>(&bad).is_err());
 }
