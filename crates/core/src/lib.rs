@@ -399,6 +399,7 @@ impl RagIndex {
         exact: bool,
     ) -> Result<Vec<Hit>> {
         let searcher = self.searcher()?;
+        self.check_query_model(&searcher)?;
         let points = searcher.points()?;
         let none = Filter::default();
         let check = |point: u64| points.allows(point, access, &none);

@@ -141,6 +141,7 @@ impl RagIndex {
         n: usize,
         allow: Allow<'_>,
     ) -> Result<Ranked> {
+        self.check_query_model(searcher)?;
         let vector = self.embedder.embed_query(&request.query)?;
         Ok(if request.exact {
             searcher.vectors.search_exact(&vector, n, allow)?
@@ -152,6 +153,26 @@ impl RagIndex {
 
 /// BM25 candidates that are live chunks of the searcher's snapshot, under the point the snapshot
 /// gives them.
+impl RagIndex {
+    /// A query vector from another model (or precision) than the stored vectors' would rank
+    /// nonsense: refused, as a sync would be.
+    pub(crate) fn check_query_model(&self, searcher: &Searcher) -> Result<()> {
+        let Some(meta) = searcher.snapshot.meta()? else {
+            return Ok(());
+        };
+        let current = self.embedder.fingerprint().id();
+        if meta.model_fingerprint != current {
+            return Err(Error::ConfigChanged {
+                path: self.dir.clone(),
+                what: "embedding model",
+                stored: meta.model_fingerprint,
+                current,
+            });
+        }
+        Ok(())
+    }
+}
+
 fn lexical_candidates(
     searcher: &Searcher,
     lexical: &LexicalView,
