@@ -31,6 +31,10 @@ pub struct IndexMeta {
     /// labels a rule change affects. Absent before rules existed (no rules applied).
     #[serde(default)]
     pub access_rules: Option<String>,
+    /// When the commit that made this generation happened, in milliseconds since the Unix
+    /// epoch (for freshness reports). Absent in indexes written before it existed.
+    #[serde(default)]
+    pub committed_at: Option<u64>,
 }
 
 /// Names the saved vector-index directory and the generation it reflects.
