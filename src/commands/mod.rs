@@ -5,8 +5,10 @@ pub mod eval;
 pub mod inspect;
 pub mod query;
 pub mod search_flags;
+pub mod serve;
 pub mod sync;
 pub mod verify;
+pub mod watch;
 
 use std::io::{BufRead, Read};
 
