@@ -200,7 +200,7 @@ async fn search(State(app): State<App>, request: Request) -> Response {
         Err(e) => return error(StatusCode::BAD_REQUEST, format!("bad search request: {e}")),
     };
     match app.server.search(params, access).await {
-        Ok(hits) => axum::Json(json!({ "hits": hits })).into_response(),
+        Ok(hits) => axum::Json(crate::server::Hits { hits: &hits }).into_response(),
         Err(failure) => failure.into_response(),
     }
 }

@@ -8,10 +8,9 @@ use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabiliti
 use rmcp::schemars::{self, JsonSchema};
 use rmcp::{ErrorData, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 
 use crate::params::{ChunkParams, SearchParams, SectionParams};
-use crate::server::{Failure, Server};
+use crate::server::{Failure, Hits, Server};
 use crate::{Result, ServerError};
 
 const INSTRUCTIONS: &str = "Searches a local index of documents that is kept current with its \
@@ -32,10 +31,10 @@ pub(crate) struct Mcp {
     tool_router: ToolRouter<Mcp>,
 }
 
-/// A tool's answer: JSON text on success; a tool error the agent can read and correct, not a
+/// A tool's answer: compact JSON text on success (an agent pays for every token); a tool error the agent can read and correct, not a
 /// protocol error, when the request was wrong.
 fn answer<T: Serialize>(result: std::result::Result<T, Failure>) -> CallToolResult {
-    match result.map(|value| serde_json::to_string_pretty(&value)) {
+    match result.map(|value| serde_json::to_string(&value)) {
         Ok(Ok(text)) => CallToolResult::success(vec![ContentBlock::text(text)]),
         Ok(Err(e)) => CallToolResult::error(vec![ContentBlock::text(e.to_string())]),
         Err(failure) => CallToolResult::error(vec![ContentBlock::text(failure.message())]),
@@ -66,8 +65,11 @@ impl Mcp {
         &self,
         Parameters(params): Parameters<SearchParams>,
     ) -> std::result::Result<CallToolResult, ErrorData> {
-        let hits = self.server.search(params, self.access.clone()).await;
-        Ok(answer(hits.map(|hits| json!({ "hits": hits }))))
+        let result = self.server.search(params, self.access.clone()).await;
+        Ok(match result {
+            Ok(hits) => answer::<Hits>(Ok(Hits { hits: &hits })),
+            Err(failure) => answer::<Hits>(Err(failure)),
+        })
     }
 
     #[tool(

@@ -77,6 +77,13 @@ impl From<CoreError> for Failure {
     }
 }
 
+/// A search answer, serialised straight from the hits (as `query --json` does: going through
+/// `serde_json::Value` would widen every f32 score to more digits).
+#[derive(serde::Serialize)]
+pub(crate) struct Hits<'a> {
+    pub hits: &'a [Hit],
+}
+
 type StatusFn = dyn Fn() -> Value + Send + Sync;
 
 struct Inner {
