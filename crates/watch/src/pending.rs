@@ -40,7 +40,7 @@ impl Pending {
     }
 
     #[cfg(test)]
-    pub fn is_empty(&self) -> bool {
+    pub fn nothing_pending(&self) -> bool {
         !self.overflow && self.paths.is_empty()
     }
 
@@ -80,9 +80,9 @@ mod tests {
         p.add("b".into());
         assert_eq!((p.len(), p.overflowed()), (2, false));
         p.add("c".into());
-        assert!(p.overflowed() && p.len() == 0 && !p.is_empty());
+        assert!(p.overflowed() && p.len() == 0 && !p.nothing_pending());
         let taken = p.take();
-        assert!(p.is_empty());
+        assert!(p.nothing_pending());
         p.add("d".into());
         p.merge(taken);
         assert!(p.overflowed());
