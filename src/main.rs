@@ -21,7 +21,9 @@ use clap::{Parser, Subcommand};
 
 use rag_index_core::{Error as CoreError, SyncOptions};
 
-use commands::{eval::EvalArgs, query::QueryArgs, search_flags::SearchFlags, sync::SyncArgs};
+use commands::{
+    eval::EvalArgs, query::QueryArgs, search_flags::SearchFlags, serve::ServeArgs, sync::SyncArgs,
+};
 use setup::index_config;
 
 /// Exit code for "the index is busy": EX_TEMPFAIL, so cron wrappers can retry.
@@ -159,6 +161,44 @@ enum Command {
         failures: Option<PathBuf>,
         #[command(flatten)]
         search: SearchFlags,
+    },
+    /// Keep the index of DIR in step with it until stopped (SIGINT/SIGTERM): syncs after each
+    /// burst of changes and every 10 minutes. While it runs it is the index's writer: a `sync`
+    /// meanwhile exits with code 75.
+    Watch {
+        /// The folder to follow.
+        dir: PathBuf,
+        /// Index directory (default: DIR/.rag-index).
+        #[arg(long, value_name = "PATH")]
+        index: Option<PathBuf>,
+    },
+    /// Answer searches from a warm process: MCP over stdio for agents (--mcp) or an HTTP JSON
+    /// API (--http).
+    Serve {
+        /// Serve MCP over stdin/stdout.
+        #[arg(long, conflicts_with = "http", required_unless_present = "http")]
+        mcp: bool,
+        /// Serve HTTP on ADDR (default 127.0.0.1:7341).
+        #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:7341")]
+        http: Option<String>,
+        #[arg(long, value_name = "PATH")]
+        index: Option<PathBuf>,
+        /// The permission labels MCP searches hold (comma-separated); default public.
+        #[arg(long = "as", value_name = "LABEL[,LABEL]", requires = "mcp")]
+        access: Option<String>,
+        /// Bearer tokens for HTTP, one `TOKEN [LABEL,LABEL]` per line: a request without a
+        /// listed token gets 401 and each token sees only its labels.
+        #[arg(long, value_name = "FILE", requires = "http")]
+        tokens: Option<PathBuf>,
+        /// Also follow DIR and keep its index current (the index defaults to DIR/.rag-index).
+        #[arg(long, value_name = "DIR")]
+        watch: Option<PathBuf>,
+        /// Another host name HTTP clients may use in Host/Origin (besides loopback names).
+        #[arg(long = "allow-host", value_name = "NAME", requires = "http")]
+        allow_hosts: Vec<String>,
+        /// Searches run at once (default: the number of cores).
+        #[arg(long, value_name = "N")]
+        max_concurrent: Option<usize>,
     },
     /// Check every invariant of the index; exit 1 when one fails.
     Verify {
@@ -300,5 +340,28 @@ fn run(cli: Cli) -> Result<ExitCode> {
             repair,
             json,
         } => commands::verify::run(model_dir, index, repair, json),
+        Command::Watch { dir, index } => commands::watch::run(model_dir, dir, index),
+        Command::Serve {
+            // clap makes --mcp and --http exclusive, and one of them required.
+            mcp: _,
+            http,
+            index,
+            access,
+            tokens,
+            watch,
+            allow_hosts,
+            max_concurrent,
+        } => {
+            let args = ServeArgs {
+                http,
+                index,
+                access,
+                tokens,
+                watch,
+                allow_hosts,
+                max_concurrent,
+            };
+            commands::serve::run(model_dir, args)
+        }
     }
 }

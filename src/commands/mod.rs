@@ -6,8 +6,10 @@ pub mod health;
 pub mod inspect;
 pub mod query;
 pub mod search_flags;
+pub mod serve;
 pub mod sync;
 pub mod verify;
+pub mod watch;
 
 use std::io::{BufRead, Read};
 

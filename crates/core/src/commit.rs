@@ -48,6 +48,7 @@ impl RagIndex {
             unreferenced_vectors_bound: 0,
             access_rules: None,
             metadata_epoch: 0,
+            committed_at: None,
         });
         meta.access_rules = Some(cx.access_rules.to_owned());
         let mut deleted_points: Vec<u64> = Vec::new();
@@ -183,6 +184,7 @@ impl RagIndex {
         let old_generation = cx.old_meta.as_ref().map(|m| m.generation);
         if plan.changes_chunks() {
             meta.generation += 1;
+            meta.committed_at = Some(unix_millis_now());
             meta.unreferenced_vectors_bound += deleted as u64;
             self.sweep_vectors_if_due(&mut write, &mut meta, cx.model_id, plan.reindex, total)?;
         }
@@ -344,4 +346,11 @@ fn chunk_record(
         metadata_json: serde_json::Value::Object(metadata).to_string(),
         point,
     }
+}
+
+/// Now, in milliseconds since the Unix epoch (0 if the clock is before it).
+fn unix_millis_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
 }

@@ -49,6 +49,7 @@ mod provenance;
 mod request;
 mod search;
 mod searcher;
+mod section;
 mod sync;
 mod verify;
 pub mod walk;
@@ -72,6 +73,7 @@ pub use rag_embed::{Embedder, EmbedderConfig, ModelFingerprint, resolve_model_di
 pub use rag_store::Counts;
 pub use rag_vector_index::IndexParams;
 pub use request::{Expand, MAX_BUDGET, MAX_K, MAX_QUERY_BYTES, SearchMode, SearchRequest};
+pub use section::{CommitInfo, Section};
 pub use sync::{ChunkCounts, FileCounts, FileError, SyncOptions, SyncProgress, SyncReport};
 pub use verify::VerifyReport;
 
@@ -247,6 +249,9 @@ pub struct Stats {
     pub chunker_fingerprint: String,
     /// Commit generation.
     pub generation: u64,
+    /// When that generation was committed, in milliseconds since the Unix epoch (`None` for
+    /// indexes written before it was recorded).
+    pub committed_at: Option<u64>,
     /// Mean tokens per chunk.
     pub mean_chunk_tokens: f64,
     /// Bytes of the redb file.
@@ -471,6 +476,7 @@ impl RagIndex {
                 |m| m.chunker_fingerprint.clone(),
             ),
             generation: meta.as_ref().map_or(0, |m| m.generation),
+            committed_at: meta.as_ref().and_then(|m| m.committed_at),
             mean_chunk_tokens: if chunks.is_empty() {
                 0.0
             } else {

@@ -35,6 +35,10 @@ pub struct IndexMeta {
     /// their metadata, as a touch does), so searchers reload what they cache about chunks.
     #[serde(default)]
     pub metadata_epoch: u64,
+    /// When the commit that made this generation happened, in milliseconds since the Unix
+    /// epoch (for freshness reports). Absent in indexes written before it existed.
+    #[serde(default)]
+    pub committed_at: Option<u64>,
 }
 
 /// Names the saved vector-index directory and the generation it reflects.

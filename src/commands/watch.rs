@@ -1,0 +1,54 @@
+//! `rag-index watch`: keep the index in step with the folder until stopped.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+use anyhow::{Context, Result, bail};
+use rag_watch::{WatchHandle, WatchOptions, Watcher};
+
+use crate::setup::{DEFAULT_INDEX_DIR, index_config, load_embedder};
+
+/// Opens the index of `dir` for writing (waiting while another process writes to it) and
+/// makes its watcher.
+pub fn watcher(model_dir: Option<&Path>, dir: &Path, index: Option<PathBuf>) -> Result<Watcher> {
+    if !dir.is_dir() {
+        bail!("{} is not a folder", dir.display());
+    }
+    let index_dir = index.unwrap_or_else(|| dir.join(DEFAULT_INDEX_DIR));
+    let embedder = load_embedder(model_dir)?;
+    let options = WatchOptions::default();
+    let index = rag_watch::open_writer(
+        &index_dir,
+        embedder,
+        index_config(None)?,
+        &options,
+        &AtomicBool::new(false),
+    )
+    .with_context(|| format!("cannot open index {}", index_dir.display()))?;
+    Ok(Watcher::new(Arc::new(index), dir, options)?)
+}
+
+/// Stops `handle` on SIGINT or SIGTERM: a running sync is cancelled before its commit.
+pub fn stop_on_signal(handle: WatchHandle) -> Result<()> {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM])
+        .context("cannot install signal handlers")?;
+    std::thread::spawn(move || {
+        if signals.forever().next().is_some() {
+            handle.stop();
+        }
+    });
+    Ok(())
+}
+
+pub fn run(model_dir: Option<&Path>, dir: PathBuf, index: Option<PathBuf>) -> Result<ExitCode> {
+    let watcher = watcher(model_dir, &dir, index)?;
+    stop_on_signal(watcher.handle())?;
+    log::info!("watching {}", dir.display());
+    watcher
+        .run()
+        .with_context(|| format!("watching {} failed", dir.display()))?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,193 @@
+//! `rag-index watch` end to end (real binary, real model, real Traefik docs): after bursts of
+//! random edits, renames, deletes and editor-style saves it converges to exactly what a fresh
+//! `sync` of the folder gives; it holds the index's lock meanwhile; SIGTERM ends it cleanly.
+
+mod common;
+#[path = "common/serve.rs"]
+mod serve_support;
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use common::*;
+use serde_json::Value;
+use serve_support::*;
+
+const FILES: &[&str] = &[
+    "getting-started/faq.md",
+    "security/request-path.md",
+    "security/http2-header-memory.md",
+    "reference/routing-configuration/http/middlewares/circuitbreaker.md",
+    "getting-started/configuration-overview.md",
+];
+
+fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if entry.file_type().unwrap().is_dir() {
+            out.extend(files_under(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out.sort();
+    out
+}
+
+/// One random change: an edit, an editor's save-by-rename, a rename (maybe into a new folder),
+/// a delete, or a new file.
+fn random_change(docs: &Path, rng: &mut fastrand::Rng, n: usize) {
+    let files = files_under(docs);
+    let kind = rng.u8(..5);
+    let picked = files
+        .get(rng.usize(..files.len().max(1)))
+        .cloned()
+        .unwrap_or_default();
+    let pick = || picked.clone();
+    match kind {
+        _ if files.len() < 3 => {
+            std::fs::write(
+                docs.join(format!("new-{n}.md")),
+                format!("# New {n}\n\nfresh text {n}\n"),
+            )
+            .unwrap();
+        }
+        0 => {
+            let file = pick();
+            let mut text = std::fs::read_to_string(&file).unwrap();
+            text.push_str(&format!(
+                "\n\n## Added {n}\n\nAn appended paragraph number {n}.\n"
+            ));
+            std::fs::write(&file, text).unwrap();
+        }
+        1 => {
+            let file = pick();
+            let text = std::fs::read_to_string(&file).unwrap().replacen(
+                "Traefik",
+                &format!("Traefik ({n})"),
+                1,
+            );
+            let tmp = file.with_extension("md.swp-tmp");
+            std::fs::write(&tmp, text).unwrap();
+            std::fs::rename(&tmp, &file).unwrap();
+        }
+        2 => {
+            let dir = docs.join(format!("moved-{}", n % 3));
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::rename(pick(), dir.join(format!("renamed-{n}.md"))).unwrap();
+        }
+        3 => std::fs::remove_file(pick()).unwrap(),
+        _ => {
+            let text = std::fs::read_to_string(pick()).unwrap();
+            std::fs::write(docs.join(format!("copy-{n}.md")), text).unwrap();
+        }
+    }
+}
+
+fn dump_lines(index: &Path) -> Vec<Value> {
+    let mut lines = dump(index);
+    lines.sort_by_key(|l| l.to_string());
+    lines
+}
+
+/// Waits until the watched index equals a fresh index of `docs`; panics after `limit`.
+fn assert_converges(docs: &Path, watched: &Path, fresh: &Path, limit: Duration) {
+    if fresh.exists() {
+        std::fs::remove_dir_all(fresh).unwrap();
+    }
+    sync(docs, fresh, 0);
+    let expected = dump_lines(fresh);
+    let got = wait_for(limit, || {
+        let got = dump_lines(watched);
+        (got == expected).then_some(got)
+    });
+    if got.is_none() {
+        let got = dump_lines(watched);
+        let paths = |v: &[Value]| {
+            v.iter()
+                .map(|c| c["path"].to_string())
+                .collect::<std::collections::BTreeSet<_>>()
+        };
+        panic!(
+            "watch did not converge: watched {:?}\nfresh {:?}",
+            paths(&got),
+            paths(&expected)
+        );
+    }
+}
+
+#[test]
+fn watch_converges_to_sync_after_bursts_of_changes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let docs = tmp.path().join("docs");
+    copy_corpus_files(&docs, FILES);
+    let index = tmp.path().join("watched");
+    let fresh = tmp.path().join("fresh");
+    let mut watch = Running {
+        child: rag_index()
+            .args([
+                "watch",
+                docs.to_str().unwrap(),
+                "--index",
+                index.to_str().unwrap(),
+            ])
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap(),
+        base: String::new(),
+    };
+    assert_converges(&docs, &index, &fresh, Duration::from_secs(60));
+
+    // While it runs, watch is the writer: a cron sync gets the "busy" exit code.
+    let out = run(&[
+        "sync",
+        docs.to_str().unwrap(),
+        "--index",
+        index.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(75),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let mut rng = fastrand::Rng::with_seed(15);
+    let mut n = 0;
+    for _round in 0..3 {
+        for _ in 0..12 {
+            random_change(&docs, &mut rng, n);
+            n += 1;
+        }
+        assert_converges(&docs, &index, &fresh, Duration::from_secs(60));
+    }
+    // A change inside a hidden folder is not indexed, and does not disturb convergence.
+    std::fs::create_dir_all(docs.join(".git")).unwrap();
+    std::fs::write(docs.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+    std::fs::remove_file(
+        files_under(&docs)
+            .into_iter()
+            .find(|p| p.extension().is_some_and(|e| e == "md"))
+            .unwrap(),
+    )
+    .unwrap();
+    assert_converges(&docs, &index, &fresh, Duration::from_secs(60));
+
+    // SIGTERM: a clean stop with exit code 0.
+    let pid = watch.child.id().to_string();
+    assert!(
+        std::process::Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let status =
+        wait_for(Duration::from_secs(20), || watch.child.try_wait().unwrap()).expect("watch stops");
+    assert_eq!(status.code(), Some(0));
+    // The lock is released: a plain sync finds nothing to do.
+    let report = sync(&docs, &index, 0);
+    assert_eq!(report["chunks"]["embedded"], 0, "{report}");
+}
