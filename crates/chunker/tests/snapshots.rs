@@ -12,8 +12,16 @@ fn render(rel: &str) -> String {
             "\n===== #{} tokens={} bytes={:?} id={}\n",
             c.ordinal, c.tokens, c.byte_range, c.id
         ));
-        if let Some(keys) = c.metadata.get("table_keys") {
-            out.push_str(&format!("table_keys: {keys}\n"));
+        for field in [
+            "table_keys",
+            "table_group",
+            "record",
+            "row_key",
+            "key_column",
+        ] {
+            if let Some(value) = c.metadata.get(field) {
+                out.push_str(&format!("{field}: {value}\n"));
+            }
         }
         out.push_str(&c.text);
         out.push('\n');
