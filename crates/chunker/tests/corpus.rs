@@ -4,8 +4,9 @@ mod common;
 
 use rag_chunker::{Chunk, Document};
 
+/// With row records on, so their invariants are checked too.
 fn chunk_all() -> Vec<(String, String, Document)> {
-    let chunker = common::chunker();
+    let chunker = common::chunker_with_records();
     common::corpus()
         .into_iter()
         .map(|(path, src)| {

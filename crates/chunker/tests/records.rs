@@ -12,7 +12,9 @@ fn read(rel: &str) -> String {
 }
 
 fn chunk(rel: &str, src: &str) -> Document {
-    common::chunker().chunk(rel, src).expect("chunk")
+    common::chunker_with_records()
+        .chunk(rel, src)
+        .expect("chunk")
 }
 
 fn records(doc: &Document) -> Vec<&Chunk> {
@@ -282,13 +284,11 @@ fn records_are_capped_per_table() {
 }
 
 #[test]
-fn records_can_be_turned_off() {
+fn records_are_off_by_default() {
     let rel = "deprecation/releases.md";
     let src = read(rel);
-    let config = ChunkerConfig {
-        table_records: false,
-        ..ChunkerConfig::default()
-    };
+    let config = ChunkerConfig::default();
+    assert!(!config.table_records);
     let off = Chunker::new(common::hf(), config.clone()).expect("config");
     let doc = off.chunk(rel, &src).expect("chunk");
     assert!(records(&doc).is_empty());
@@ -311,5 +311,9 @@ fn records_can_be_turned_off() {
             "records add chunks, change none"
         );
     }
-    assert_ne!(config.fingerprint(), ChunkerConfig::default().fingerprint());
+    let on = ChunkerConfig {
+        table_records: true,
+        ..config.clone()
+    };
+    assert_ne!(config.fingerprint(), on.fingerprint());
 }
