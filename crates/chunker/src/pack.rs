@@ -198,6 +198,17 @@ fn is_container_marker(line: &str) -> bool {
     ["!!!", "???", "=== "].iter().any(|m| line.starts_with(m))
 }
 
+/// The headings of a section as its path: the open headings, less a first one that repeats the
+/// title (the breadcrumb starts with the title already).
+pub(crate) fn section_path(headings: &[(u8, String)], title: &str) -> Vec<String> {
+    headings
+        .iter()
+        .enumerate()
+        .filter(|(i, (_, t))| !(*i == 0 && t == title))
+        .map(|(_, (_, t))| t.clone())
+        .collect()
+}
+
 struct PendingItem {
     piece: Piece,
     heading: bool,
@@ -236,13 +247,7 @@ impl<'c, 'a> Packer<'c, 'a> {
 
     fn set_section_budget(&mut self) {
         let ctx = self.ctx;
-        let path: Vec<String> = self
-            .headings
-            .iter()
-            .enumerate()
-            .filter(|(i, (_, t))| !(*i == 0 && *t == ctx.title))
-            .map(|(_, (_, t))| t.clone())
-            .collect();
+        let path = section_path(&self.headings, &ctx.title);
         let (breadcrumb, breadcrumb_tokens) = ctx.breadcrumb(&path);
         let specials = ctx.tokens.counting.specials;
         let fixed = specials + breadcrumb_tokens + ctx.slack;

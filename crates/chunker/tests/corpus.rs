@@ -4,8 +4,9 @@ mod common;
 
 use rag_chunker::{Chunk, Document};
 
+/// With row records on, so their invariants are checked too.
 fn chunk_all() -> Vec<(String, String, Document)> {
-    let chunker = common::chunker();
+    let chunker = common::chunker_with_records();
     common::corpus()
         .into_iter()
         .map(|(path, src)| {
@@ -86,6 +87,7 @@ fn corpus_invariants() {
     let docs = chunk_all();
     assert_eq!(docs.len(), 171);
     let (mut n, mut sum, mut max) = (0usize, 0usize, 0usize);
+    let (mut records, mut tables) = (0usize, std::collections::BTreeSet::new());
     for (path, src, doc) in &docs {
         for (i, c) in doc.chunks.iter().enumerate() {
             let real = rag_chunker::TokenCounter::count(hf.as_ref(), &c.text);
@@ -94,6 +96,12 @@ fn corpus_invariants() {
             assert_eq!(c.ordinal, i);
             assert_eq!(c.hash, blake3::hash(c.text.as_bytes()).to_hex().to_string());
             assert_eq!(c.id.len(), 32);
+            if c.metadata.contains_key("record") {
+                check_record(path, i, src, c);
+                records += 1;
+                tables.insert((path.clone(), c.metadata["table_group"].to_string()));
+                continue;
+            }
             let body = &src[c.byte_range.clone()];
             assert!(
                 verbatim_but_blobs(
@@ -127,9 +135,41 @@ fn corpus_invariants() {
         check_coverage(path, src, &doc.chunks);
     }
     eprintln!(
-        "corpus: {} files, {n} chunks, mean {:.1} tokens, max {max}",
+        "corpus: {} files, {n} chunks, mean {:.1} tokens, max {max}; {records} row records of {} \
+         tables",
         docs.len(),
-        sum as f64 / n as f64
+        sum as f64 / n as f64,
+        tables.len()
+    );
+    for (path, group) in &tables {
+        eprintln!("  records: {path} {group}");
+    }
+    for (path, _, doc) in &docs {
+        for w in &doc.warnings {
+            eprintln!("  warning: {path}: {w}");
+        }
+    }
+}
+
+/// A row record follows the document's chunks, its range is one table row of the source, its key
+/// is in that row, and a chunk of the document's own holds the row under the same group.
+fn check_record(path: &str, i: usize, src: &str, c: &Chunk) {
+    let row = &src[c.byte_range.clone()];
+    assert!(
+        !row.contains('\n'),
+        "{path} #{i}: record range is not one line"
+    );
+    assert!(
+        row.contains('|'),
+        "{path} #{i}: record range is not a table row: {row:?}"
+    );
+    let key = c.metadata["row_key"].as_str().expect("row_key");
+    assert!(!key.is_empty(), "{path} #{i}: empty key");
+    assert_eq!(c.metadata["record"], "table_row");
+    assert!(c.metadata.contains_key("key_column"));
+    assert!(
+        c.text.starts_with(&c.heading_path.join(" > ")),
+        "{path} #{i}: breadcrumb"
     );
 }
 

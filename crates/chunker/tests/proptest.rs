@@ -35,9 +35,9 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
 
     #[test]
-    fn any_input_chunks_within_the_cap(src in doc(), txt in any::<bool>(), max in 40usize..300) {
+    fn any_input_chunks_within_the_cap(src in doc(), txt in any::<bool>(), max in 40usize..300, records in any::<bool>()) {
         let hf = common::hf();
-        let config = ChunkerConfig { max_tokens: max, target_tokens: max * 3 / 4, overlap_tokens: max / 8 };
+        let config = ChunkerConfig { max_tokens: max, target_tokens: max * 3 / 4, overlap_tokens: max / 8, table_records: records };
         let chunker = Chunker::new(hf.clone(), config).expect("config");
         let path = if txt { "doc.txt" } else { "doc.md" };
         let out = chunker.chunk(path, &src).expect("chunk");

@@ -23,6 +23,15 @@ pub fn chunker() -> Chunker {
     Chunker::new(hf(), ChunkerConfig::default()).expect("default config")
 }
 
+/// The default configuration with row records of keyed tables turned on.
+pub fn chunker_with_records() -> Chunker {
+    let config = ChunkerConfig {
+        table_records: true,
+        ..ChunkerConfig::default()
+    };
+    Chunker::new(hf(), config).expect("config")
+}
+
 /// (relative path, text) of every corpus file, sorted.
 pub fn corpus() -> Vec<(String, String)> {
     fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
