@@ -80,6 +80,11 @@ enum Command {
         /// Merge target for chunk sizes, in model tokens (changing it needs --reindex).
         #[arg(long, value_name = "N")]
         target_tokens: Option<usize>,
+        /// Also index each row of a keyed table as a self-contained record, with its key in
+        /// metadata (`--filter row_key=...`). Off by default: it lowered dev-set recall (see
+        /// README). Changing it needs --reindex.
+        #[arg(long)]
+        table_records: bool,
     },
     /// Search the index.
     Query {
@@ -263,6 +268,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             reindex,
             wait,
             target_tokens,
+            table_records,
         } => {
             let mut options = SyncOptions::default();
             options.dry_run = dry_run;
@@ -279,7 +285,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 wait,
                 verbose: cli.verbose > 0,
                 options,
-                config: index_config(target_tokens)?,
+                config: index_config(target_tokens, table_records)?,
             };
             commands::sync::run(model_dir, args)
         }
@@ -307,7 +313,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             files,
             json,
             target_tokens,
-        } => commands::chunks::run(model_dir, &files, json, index_config(target_tokens)?),
+        } => commands::chunks::run(model_dir, &files, json, index_config(target_tokens, false)?),
         Command::Dump { index, vectors } => commands::inspect::dump(model_dir, index, vectors),
         Command::Embed { json: _ } => commands::inspect::embed(model_dir),
         Command::Stats {

@@ -89,9 +89,12 @@ pub fn open_for_reading(model_dir: Option<&Path>, index: Option<PathBuf>) -> Res
         .with_context(|| format!("cannot open index {}", dir.display()))
 }
 
-/// The configuration with an optional chunk-size override.
-pub fn index_config(target_tokens: Option<usize>) -> Result<IndexConfig> {
-    let mut chunker = rag_index_core::ChunkerConfig::default();
+/// The configuration with an optional chunk-size override, and table row records on or off.
+pub fn index_config(target_tokens: Option<usize>, table_records: bool) -> Result<IndexConfig> {
+    let mut chunker = rag_index_core::ChunkerConfig {
+        table_records,
+        ..rag_index_core::ChunkerConfig::default()
+    };
     if let Some(target) = target_tokens {
         chunker.target_tokens = target;
     }
