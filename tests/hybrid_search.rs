@@ -7,10 +7,9 @@ mod common;
 
 use std::collections::{BTreeSet, HashSet};
 use std::path::Path;
-use std::sync::atomic::AtomicBool;
 
 use common::*;
-use rag_index_core::{IndexConfig, RagIndex, SearchMode, SearchRequest, SyncOptions};
+use rag_index_core::{IndexConfig, RagIndex, SearchMode, SearchRequest};
 use rag_lexical::LexicalIndex;
 
 const FILES: &[&str] = &[
@@ -42,18 +41,6 @@ fn store_ids(index: &RagIndex) -> BTreeSet<String> {
         .into_iter()
         .map(|c| c.chunk_id)
         .collect()
-}
-
-fn sync_lib(index: &RagIndex, docs: &Path) {
-    let report = index
-        .sync(
-            docs,
-            &SyncOptions::default(),
-            &|_| {},
-            &AtomicBool::new(false),
-        )
-        .unwrap();
-    assert!(report.errors.is_empty(), "{:?}", report.errors);
 }
 
 fn search(index: &RagIndex, query: &str, k: usize, mode: SearchMode) -> Vec<rag_index_core::Hit> {
@@ -97,7 +84,7 @@ fn lexical_and_hybrid_search_follow_every_sync() {
     let dir = work.path().join("index");
     copy_corpus_files(&docs, FILES);
     let index = RagIndex::open(&dir, embedder(), IndexConfig::default()).unwrap();
-    sync_lib(&index, &docs);
+    sync_in_process(&index, &docs);
     assert_eq!(lexical_ids(&dir), store_ids(&index));
 
     // An exact identifier is answered at rank 1 by a chunk holding it.
@@ -145,7 +132,7 @@ fn lexical_and_hybrid_search_follow_every_sync() {
         );
     }
     std::fs::remove_file(docs.join(gone)).unwrap();
-    sync_lib(&index, &docs);
+    sync_in_process(&index, &docs);
     assert_eq!(lexical_ids(&dir), store_ids(&index));
     for term in &terms {
         assert!(
@@ -169,7 +156,7 @@ fn lexical_and_hybrid_search_follow_every_sync() {
             .iter()
             .all(|h| !h.chunk.text.contains("quokkaFeatureGate"))
     );
-    sync_lib(&index, &docs);
+    sync_in_process(&index, &docs);
     assert_eq!(lexical_ids(&dir), store_ids(&index));
     let found = search(&reader, "quokkaFeatureGate", 5, SearchMode::Lexical);
     assert!(found[0].chunk.text.contains("quokkaFeatureGate"));
@@ -181,7 +168,7 @@ fn lexical_and_hybrid_search_follow_every_sync() {
     // handles' searches use it again at the same generation.
     std::fs::write(dir.join("lexical/meta.json"), b"garbage").unwrap();
     assert!(!index.verify(false).unwrap().ok());
-    sync_lib(&index, &docs);
+    sync_in_process(&index, &docs);
     assert!(index.verify(false).unwrap().ok());
     assert_eq!(lexical_ids(&dir), store_ids(&index));
     for handle in [&index, &reader] {

@@ -3,23 +3,10 @@
 
 mod common;
 
-use std::path::Path;
-use std::sync::atomic::AtomicBool;
 use std::time::{Duration, SystemTime};
 
 use common::*;
-use rag_index_core::{Access, IndexConfig, RagIndex, SearchMode, SearchRequest, SyncOptions};
-
-fn sync(index: &RagIndex, docs: &Path) -> rag_index_core::SyncReport {
-    index
-        .sync(
-            docs,
-            &SyncOptions::default(),
-            &|_| {},
-            &AtomicBool::new(false),
-        )
-        .unwrap()
-}
+use rag_index_core::{Access, IndexConfig, RagIndex, SearchMode, SearchRequest};
 
 fn field(index: &RagIndex, path: &str, key: &str) -> Vec<(String, String)> {
     index
@@ -46,7 +33,7 @@ fn provenance_follows_touches_and_edits_without_embedding() {
         IndexConfig::default(),
     )
     .unwrap();
-    sync(&index, &docs);
+    sync_in_process(&index, &docs);
     let first = index.dump().unwrap();
     let c = first.iter().find(|c| c.path == page).unwrap();
     for key in ["modified", "indexed_at", "changed_at", "source_hash"] {
@@ -70,7 +57,7 @@ fn provenance_follows_touches_and_edits_without_embedding() {
         .unwrap()
         .set_modified(old)
         .unwrap();
-    let report = sync(&index, &docs);
+    let report = sync_in_process(&index, &docs);
     assert_eq!(report.chunks.embedded, 0);
     assert!(
         field(&index, page, "modified")
@@ -91,7 +78,7 @@ fn provenance_follows_touches_and_edits_without_embedding() {
     let mut text = std::fs::read_to_string(docs.join(page)).unwrap();
     text.push_str("\n## A new closing section\n\nThe zebrafish relay answers every probe twice.\n");
     std::fs::write(docs.join(page), text).unwrap();
-    let report = sync(&index, &docs);
+    let report = sync_in_process(&index, &docs);
     assert!(report.chunks.embedded >= 1 && report.chunks.embedded <= 3);
     let after = field(&index, page, "changed_at");
     let old_changed: std::collections::HashMap<_, _> = before_changed.into_iter().collect();

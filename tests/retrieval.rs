@@ -27,19 +27,6 @@ fn open(index_dir: &Path) -> RagIndex {
     RagIndex::open(index_dir, embedder(), IndexConfig::default()).unwrap()
 }
 
-fn sync(index: &RagIndex, docs: &Path) -> rag_index_core::SyncReport {
-    let report = index
-        .sync(
-            docs,
-            &SyncOptions::default(),
-            &|_| {},
-            &AtomicBool::new(false),
-        )
-        .unwrap();
-    assert!(report.errors.is_empty(), "{:?}", report.errors);
-    report
-}
-
 /// A folder of real Traefik pages in three subfolders, labelled by rules and front matter.
 fn labelled_folder(root: &Path) -> Vec<String> {
     let mut pages: Vec<String> = [
@@ -101,7 +88,7 @@ fn labels_and_filters_never_leak() {
     let docs = work.path().join("docs");
     labelled_folder(&docs);
     let index = open(&work.path().join("index"));
-    sync(&index, &docs);
+    sync_in_process(&index, &docs);
     let all = index.dump().unwrap();
     assert!(all.iter().any(|c| required(c) == ["legal"]));
     assert!(all.iter().any(|c| required(c) == ["finance", "hr"]));
@@ -231,7 +218,7 @@ fn a_label_change_applies_in_one_sync_without_embedding() {
         ],
     );
     let index = open(&work.path().join("index"));
-    sync(&index, &docs);
+    sync_in_process(&index, &docs);
     let query = "In what situation does Traefik send back a Bad Gateway (502) status?";
     let on_faq = |hits: &[Hit]| {
         hits.iter()
@@ -241,7 +228,7 @@ fn a_label_change_applies_in_one_sync_without_embedding() {
     assert!(on_faq(&index.search(query, &Access::public(), 5).unwrap()) > 0);
 
     std::fs::write(docs.join(".ragaccess"), "getting-started/** legal\n").unwrap();
-    let report = sync(&index, &docs);
+    let report = sync_in_process(&index, &docs);
     assert_eq!(
         report.chunks.embedded, 0,
         "labels change without re-embedding"
@@ -254,9 +241,9 @@ fn a_label_change_applies_in_one_sync_without_embedding() {
     let legal = Access::labels(["legal"]).unwrap();
     assert!(on_faq(&index.search(query, &legal, 5).unwrap()) > 0);
     // A second sync has nothing to do; removing the rule makes the page public again.
-    assert_eq!(sync(&index, &docs).files.modified, 0);
+    assert_eq!(sync_in_process(&index, &docs).files.modified, 0);
     std::fs::remove_file(docs.join(".ragaccess")).unwrap();
-    assert_eq!(sync(&index, &docs).chunks.embedded, 0);
+    assert_eq!(sync_in_process(&index, &docs).chunks.embedded, 0);
     assert!(on_faq(&index.search(query, &Access::public(), 5).unwrap()) > 0);
 
     // Rules that cannot be read stop the sync rather than expose what they protect.
@@ -281,7 +268,7 @@ fn a_label_change_applies_in_one_sync_without_embedding() {
     )
     .unwrap();
     std::fs::remove_file(docs.join(".ragaccess")).unwrap();
-    let report = sync(&index, &docs);
+    let report = sync_in_process(&index, &docs);
     assert!(
         report.warnings.iter().any(|w| w.path == "broken.md"),
         "{:?}",
@@ -306,7 +293,7 @@ fn dedup_expansion_and_budget_shape_the_results() {
     std::fs::create_dir_all(docs.join("copy")).unwrap();
     std::fs::copy(docs.join(page), docs.join("copy/ratelimit.md")).unwrap();
     let index = open(&work.path().join("index"));
-    sync(&index, &docs);
+    sync_in_process(&index, &docs);
     let query = "How does the rate limit middleware count requests over a period?";
     let plain = SearchRequest::new(query, Access::public())
         .k(6)

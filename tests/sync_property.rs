@@ -10,10 +10,9 @@ mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
 
 use common::*;
-use rag_index_core::{IndexConfig, RagIndex, SearchMode, SearchRequest, SyncOptions};
+use rag_index_core::{IndexConfig, RagIndex, SearchMode, SearchRequest};
 use rag_lexical::LexicalIndex;
 
 const STEPS_PER_SEQUENCE: usize = 6;
@@ -165,19 +164,6 @@ fn live_state(index: &RagIndex) -> Live {
         .collect()
 }
 
-fn sync(index: &RagIndex, docs: &Path) -> rag_index_core::SyncReport {
-    let report = index
-        .sync(
-            docs,
-            &SyncOptions::default(),
-            &|_| {},
-            &AtomicBool::new(false),
-        )
-        .unwrap();
-    assert!(report.errors.is_empty(), "{:?}", report.errors);
-    report
-}
-
 #[test]
 fn random_edit_sequences_keep_the_index_equal_to_a_fresh_one() {
     let pool = pool();
@@ -198,14 +184,14 @@ fn random_edit_sequences_keep_the_index_equal_to_a_fresh_one() {
             IndexConfig::default(),
         )
         .unwrap();
-        sync(&index, &docs);
+        sync_in_process(&index, &docs);
         let mut history = Vec::new();
         for step in 0..STEPS_PER_SEQUENCE {
             let changes = 1 + rng.usize(..3);
             for c in 0..changes {
                 history.push(mutate(&mut rng, &docs, &pool, step * 10 + c));
             }
-            let report = sync(&index, &docs);
+            let report = sync_in_process(&index, &docs);
             let live = live_state(&index);
             let keys: BTreeSet<_> = live.keys().cloned().collect();
             assert_eq!(
@@ -231,14 +217,14 @@ fn random_edit_sequences_keep_the_index_equal_to_a_fresh_one() {
                 verify.problems
             );
             // A no-op sync right after does nothing.
-            let noop = sync(&index, &docs);
+            let noop = sync_in_process(&index, &docs);
             assert_eq!(noop.chunks.embedded, 0);
             assert_eq!(noop.chunks.deleted, 0);
         }
         // The incrementally maintained index equals a fresh one, vectors included.
         let fresh_dir = tempfile::tempdir().unwrap();
         let fresh = RagIndex::open(fresh_dir.path(), embedder(), IndexConfig::default()).unwrap();
-        sync(&fresh, &docs);
+        sync_in_process(&fresh, &docs);
         let (ours, theirs) = (live_state(&index), live_state(&fresh));
         assert_eq!(
             ours.keys().collect::<Vec<_>>(),

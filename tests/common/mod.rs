@@ -81,6 +81,23 @@ pub fn json_lines(stdout: &str) -> Vec<Value> {
         .collect()
 }
 
+/// Syncs `docs` into an open index in this process, asserting that no file failed.
+pub fn sync_in_process(
+    index: &rag_index_core::RagIndex,
+    docs: &Path,
+) -> rag_index_core::SyncReport {
+    let report = index
+        .sync(
+            docs,
+            &rag_index_core::SyncOptions::default(),
+            &|_| {},
+            &std::sync::atomic::AtomicBool::new(false),
+        )
+        .unwrap();
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    report
+}
+
 /// Runs `sync DIR --index INDEX --json` and returns the report.
 pub fn sync(dir: &Path, index: &Path, code: i32) -> Value {
     let out = run_expect(
