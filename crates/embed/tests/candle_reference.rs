@@ -4,7 +4,9 @@
 //! batch) and L2-normalised, must give the fast f32 path's vectors; the int8 path must stay
 //! within its measured bound of them.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use common::{model_dir, root};
 
 use candle_core::{DType, Device, Tensor};
 use candle_nn::VarBuilder;
@@ -23,20 +25,6 @@ struct Reference {
 #[derive(Deserialize)]
 struct Item {
     text: String,
-}
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn model_dir() -> Option<PathBuf> {
-    let dir = root().join("models/all-MiniLM-L6-v2");
-    if dir.join("model.safetensors").is_file() {
-        Some(dir)
-    } else {
-        eprintln!("skipping: no model (run ./models/fetch-model.sh)");
-        None
-    }
 }
 
 fn cosine(a: &[f32], b: &[f32]) -> f32 {

@@ -2,7 +2,11 @@
 //! sentence-transformers vectors are known) plus paragraphs of the Traefik docs corpus, so the
 //! bound is measured over a few hundred texts of every length up to the 256-token cap.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use common::{model_dir, root};
+
+use std::path::Path;
 
 use rag_embed::{Embedder, EmbedderConfig, Precision};
 use serde::Deserialize;
@@ -24,20 +28,6 @@ struct Reference {
 struct Item {
     text: String,
     embedding: Vec<f32>,
-}
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn model_dir() -> Option<PathBuf> {
-    let dir = root().join("models/all-MiniLM-L6-v2");
-    if dir.join("model.safetensors").is_file() {
-        Some(dir)
-    } else {
-        eprintln!("skipping: no model (run ./models/fetch-model.sh)");
-        None
-    }
 }
 
 fn reference() -> Reference {

@@ -1,7 +1,9 @@
 //! Parity with sentence-transformers on the shared reference set: every text must reach cosine
 //! >= 0.9999 embedded alone and inside mixed-length batches of several sizes.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use common::{model_dir, root};
 
 use rag_embed::{Embedder, EmbedderConfig};
 use serde::Deserialize;
@@ -18,23 +20,6 @@ struct Item {
     embedding: Vec<f32>,
     n_tokens_with_special: usize,
     input_ids_used: Vec<u32>,
-}
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn model_dir() -> Option<PathBuf> {
-    let dir = root().join("models/all-MiniLM-L6-v2");
-    if dir.join("model.safetensors").is_file() {
-        Some(dir)
-    } else {
-        eprintln!(
-            "skipping: {} has no model (run ./models/fetch-model.sh)",
-            dir.display()
-        );
-        None
-    }
 }
 
 fn reference() -> Reference {
