@@ -1,0 +1,247 @@
+//! [`PgStore`]: one collection in a PostgreSQL database, opened for reading or for syncing.
+
+use std::collections::HashSet;
+use std::sync::{Mutex, MutexGuard};
+
+use pgvector::Vector;
+use postgres::{Client, IsolationLevel};
+use serde_json::Value;
+
+use crate::PgError;
+use crate::connect::Server;
+use crate::records::{PgCommit, PgCounts, PgFile};
+use crate::schema::{ensure_vector_index, migrate};
+use crate::view::PgView;
+
+/// How to open a collection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpenMode {
+    /// Read only: never blocks and is never blocked by a sync.
+    Reader,
+    /// The one writer of the collection: fails with [`PgError::Busy`] while another process
+    /// syncs it, or waits for it when `wait` is set.
+    Writer {
+        /// Wait for the other writer instead of failing.
+        wait: bool,
+    },
+}
+
+/// One collection of a rag-index schema in PostgreSQL.
+pub struct PgStore {
+    server: Server,
+    collection: String,
+    collection_id: Mutex<Option<i64>>,
+    writer: bool,
+    // One connection: a writer's session holds the collection's advisory lock for its lifetime.
+    client: Mutex<Client>,
+}
+
+pub(crate) fn query_error(action: &'static str, server: &str, source: postgres::Error) -> PgError {
+    PgError::Query {
+        action,
+        server: server.to_string(),
+        source,
+    }
+}
+
+/// The advisory lock key of a collection (stable across processes and versions).
+fn lock_key(collection: &str) -> i64 {
+    // FNV-1a: tiny, stable, and only needs to spread names over the key space.
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in b"rag-index:".iter().chain(collection.as_bytes()) {
+        hash ^= u64::from(*byte);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    i64::from_be_bytes(hash.to_be_bytes())
+}
+
+impl PgStore {
+    /// Connects to `url`, creates or migrates the schema, and opens `collection` (created on the
+    /// first commit of a writer; a reader of a collection never synced sees it empty).
+    pub fn open(url: &str, collection: &str, mode: OpenMode) -> Result<PgStore, PgError> {
+        let server = Server::parse(url)?;
+        let mut client = server.connect()?;
+        migrate(&mut client, &server.label)?;
+        let writer = match mode {
+            OpenMode::Reader => false,
+            OpenMode::Writer { wait } => {
+                let key = lock_key(collection);
+                let err = |e| query_error("collection lock", &server.label, e);
+                if wait {
+                    client
+                        .execute("SELECT pg_advisory_lock($1)", &[&key])
+                        .map_err(err)?;
+                } else {
+                    let got: bool = client
+                        .query_one("SELECT pg_try_advisory_lock($1)", &[&key])
+                        .map_err(err)?
+                        .get(0);
+                    if !got {
+                        return Err(PgError::Busy {
+                            collection: collection.to_string(),
+                            server: server.label.clone(),
+                        });
+                    }
+                }
+                true
+            }
+        };
+        let store = PgStore {
+            server,
+            collection: collection.to_string(),
+            collection_id: Mutex::new(None),
+            writer,
+            client: Mutex::new(client),
+        };
+        store.find_collection()?;
+        Ok(store)
+    }
+
+    /// `host:port/database` of the server (no password).
+    pub fn server(&self) -> &str {
+        &self.server.label
+    }
+
+    /// The collection's name.
+    pub fn collection(&self) -> &str {
+        &self.collection
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Client> {
+        // A panic while holding the client cannot leave a transaction open: dropping a
+        // `Transaction` rolls it back.
+        self.client.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn err(&self, action: &'static str) -> impl Fn(postgres::Error) -> PgError + '_ {
+        move |e| query_error(action, &self.server.label, e)
+    }
+
+    fn find_collection(&self) -> Result<Option<i64>, PgError> {
+        let mut id = self.collection_id.lock().unwrap_or_else(|p| p.into_inner());
+        if id.is_none() {
+            *id = self
+                .lock()
+                .query_opt(
+                    "SELECT id FROM rag_index.collections WHERE name = $1",
+                    &[&self.collection],
+                )
+                .map_err(self.err("collection lookup"))?
+                .map(|row| row.get(0));
+        }
+        Ok(*id)
+    }
+
+    /// Runs `read` in one read-only, repeatable-read transaction: every query in it sees the
+    /// same committed state, whatever commits meanwhile.
+    pub fn read<T, E: From<PgError>>(
+        &self,
+        read: impl FnOnce(&mut PgView<'_, '_>) -> Result<T, E>,
+    ) -> Result<T, E> {
+        let collection = self.find_collection()?;
+        let mut client = self.lock();
+        let mut txn = client
+            .build_transaction()
+            .isolation_level(IsolationLevel::RepeatableRead)
+            .read_only(true)
+            .start()
+            .map_err(self.err("read transaction"))?;
+        let mut view = PgView::new(&mut txn, &self.server.label, collection);
+        let out = read(&mut view)?;
+        txn.commit().map_err(self.err("read transaction"))?;
+        Ok(out)
+    }
+
+    /// The collection's meta record, if it was ever committed.
+    pub fn meta(&self) -> Result<Option<Value>, PgError> {
+        self.read(|view| view.meta())
+    }
+
+    /// The manifest: every indexed file.
+    pub fn files(&self) -> Result<Vec<(String, PgFile)>, PgError> {
+        self.read(|view| view.files())
+    }
+
+    /// Which of `keys` have a stored vector.
+    pub fn stored_embeddings(&self, keys: &[String]) -> Result<HashSet<String>, PgError> {
+        let rows = self
+            .lock()
+            .query(
+                "SELECT key FROM rag_index.embeddings WHERE key = ANY($1)",
+                &[&keys],
+            )
+            .map_err(self.err("vector lookup"))?;
+        Ok(rows.into_iter().map(|row| row.get(0)).collect())
+    }
+
+    /// The stored vector of `key`.
+    pub fn embedding(&self, key: &str) -> Result<Option<Vec<f32>>, PgError> {
+        let row = self
+            .lock()
+            .query_opt(
+                "SELECT vector FROM rag_index.embeddings WHERE key = $1",
+                &[&key],
+            )
+            .map_err(self.err("vector lookup"))?;
+        Ok(row.map(|row| row.get::<_, Vector>(0).to_vec()))
+    }
+
+    /// Saves vectors to the shared cache in one transaction of their own (they are a cache,
+    /// not visible state: a crash after it loses nothing, one before it loses this batch).
+    pub fn save_embeddings(&self, batch: &[(String, Vec<f32>)]) -> Result<(), PgError> {
+        self.require_writer()?;
+        let mut client = self.lock();
+        let mut txn = client.transaction().map_err(self.err("vector save"))?;
+        let insert = txn
+            .prepare(
+                "INSERT INTO rag_index.embeddings (key, dim, vector) VALUES ($1, $2, $3) \
+                 ON CONFLICT (key) DO NOTHING",
+            )
+            .map_err(self.err("vector save"))?;
+        for (key, vector) in batch {
+            let dim = vector.len() as i32;
+            txn.execute(&insert, &[key, &dim, &Vector::from(vector.clone())])
+                .map_err(self.err("vector save"))?;
+        }
+        txn.commit().map_err(self.err("vector save"))
+    }
+
+    fn require_writer(&self) -> Result<(), PgError> {
+        match self.writer {
+            true => Ok(()),
+            false => Err(PgError::Busy {
+                collection: self.collection.clone(),
+                server: self.server.label.clone(),
+            }),
+        }
+    }
+
+    /// Applies `commit` in one transaction: readers see the collection before it or after it,
+    /// and a failure (the server going away included) leaves the previous state.
+    pub fn commit(&self, commit: &PgCommit, dim: usize) -> Result<(), PgError> {
+        self.require_writer()?;
+        let id = {
+            let mut client = self.lock();
+            ensure_vector_index(&mut client, &self.server.label, dim)?;
+            let id: i64 = client
+                .query_one(
+                    "INSERT INTO rag_index.collections (name) VALUES ($1) \
+                     ON CONFLICT (name) DO UPDATE SET name = EXCLUDED.name RETURNING id",
+                    &[&self.collection],
+                )
+                .map_err(self.err("collection creation"))?
+                .get(0);
+            id
+        };
+        *self.collection_id.lock().unwrap_or_else(|p| p.into_inner()) = Some(id);
+        let mut client = self.lock();
+        let mut txn = client.transaction().map_err(self.err("commit"))?;
+        crate::write::apply(&mut txn, &self.server.label, id, commit)?;
+        txn.commit().map_err(self.err("commit"))
+    }
+
+    /// Row counts and sizes.
+    pub fn counts(&self) -> Result<PgCounts, PgError> {
+        self.read(|view| view.counts())
+    }
+}

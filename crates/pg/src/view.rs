@@ -1,0 +1,334 @@
+//! [`PgView`]: reads and searches of one collection inside one read transaction.
+
+use pgvector::Vector;
+use postgres::{Row, Transaction};
+use serde_json::Value;
+
+use crate::PgError;
+use crate::filter::{Params, PgFilter};
+use crate::records::{PgChunk, PgCounts, PgFile};
+use crate::store::query_error;
+
+const CHUNK_COLUMNS: &str = "c.id, c.path, c.title, c.heading_path, c.ordinal, c.byte_start, \
+    c.byte_end, c.text, c.hash, c.tokens, c.metadata, c.labels, c.embedding_key";
+
+/// Most HNSW candidates pgvector considers per scan (its own upper limit).
+const MAX_EF_SEARCH: usize = 1_000;
+
+/// One read transaction over a collection; see [`PgStore::read`](crate::PgStore::read).
+pub struct PgView<'a, 't> {
+    txn: &'a mut Transaction<'t>,
+    server: &'a str,
+    collection: Option<i64>,
+}
+
+fn chunk_from(row: &Row) -> PgChunk {
+    let heading_path: Value = row.get(3);
+    let metadata: Value = row.get(10);
+    PgChunk {
+        id: row.get(0),
+        path: row.get(1),
+        title: row.get(2),
+        heading_path: serde_json::from_value(heading_path).unwrap_or_default(),
+        ordinal: row.get::<_, i32>(4) as u32,
+        byte_range: (row.get::<_, i64>(5) as u64, row.get::<_, i64>(6) as u64),
+        text: row.get(7),
+        hash: row.get(8),
+        tokens: row.get::<_, i32>(9) as u32,
+        metadata: match metadata {
+            Value::Object(map) => map,
+            _ => serde_json::Map::new(),
+        },
+        labels: row.get(11),
+        embedding_key: row.get(12),
+    }
+}
+
+impl<'a, 't> PgView<'a, 't> {
+    pub(crate) fn new(
+        txn: &'a mut Transaction<'t>,
+        server: &'a str,
+        collection: Option<i64>,
+    ) -> PgView<'a, 't> {
+        PgView {
+            txn,
+            server,
+            collection,
+        }
+    }
+
+    fn err(&self, action: &'static str) -> impl Fn(postgres::Error) -> PgError + '_ {
+        move |e| query_error(action, self.server, e)
+    }
+
+    /// The collection's meta record, if it was ever committed.
+    pub fn meta(&mut self) -> Result<Option<Value>, PgError> {
+        let Some(id) = self.collection else {
+            return Ok(None);
+        };
+        let row = self
+            .txn
+            .query_opt(
+                "SELECT meta FROM rag_index.collections WHERE id = $1",
+                &[&id],
+            )
+            .map_err(self.err("meta read"))?;
+        Ok(row.and_then(|row| row.get::<_, Option<Value>>(0)))
+    }
+
+    /// Metadata keys of the collection's chunks.
+    pub fn metadata_keys(&mut self) -> Result<Vec<String>, PgError> {
+        let Some(id) = self.collection else {
+            return Ok(Vec::new());
+        };
+        let row = self
+            .txn
+            .query_opt(
+                "SELECT metadata_keys FROM rag_index.collections WHERE id = $1",
+                &[&id],
+            )
+            .map_err(self.err("metadata keys"))?;
+        Ok(row.map(|row| row.get(0)).unwrap_or_default())
+    }
+
+    /// The manifest, by path.
+    pub fn files(&mut self) -> Result<Vec<(String, PgFile)>, PgError> {
+        let Some(id) = self.collection else {
+            return Ok(Vec::new());
+        };
+        let rows = self
+            .txn
+            .query(
+                "SELECT path, size, mtime_ns, content_hash, chunk_ids FROM rag_index.files \
+                 WHERE collection = $1 ORDER BY path",
+                &[&id],
+            )
+            .map_err(self.err("manifest read"))?;
+        Ok(rows
+            .iter()
+            .map(|row| {
+                let file = PgFile {
+                    size: row.get::<_, i64>(1) as u64,
+                    mtime_ns: row.get(2),
+                    content_hash: row.get(3),
+                    chunk_ids: row.get(4),
+                };
+                (row.get(0), file)
+            })
+            .collect())
+    }
+
+    /// A live chunk by ID.
+    pub fn chunk(&mut self, chunk_id: &str) -> Result<Option<PgChunk>, PgError> {
+        let Some(id) = self.collection else {
+            return Ok(None);
+        };
+        let sql = format!(
+            "SELECT {CHUNK_COLUMNS} FROM rag_index.chunks c WHERE c.collection = $1 AND c.id = $2"
+        );
+        let row = self
+            .txn
+            .query_opt(&sql, &[&id, &chunk_id])
+            .map_err(self.err("chunk read"))?;
+        Ok(row.as_ref().map(chunk_from))
+    }
+
+    /// The live chunks among `ids`, in no particular order.
+    pub fn chunks_by_id(&mut self, ids: &[String]) -> Result<Vec<PgChunk>, PgError> {
+        let Some(id) = self.collection else {
+            return Ok(Vec::new());
+        };
+        let sql = format!(
+            "SELECT {CHUNK_COLUMNS} FROM rag_index.chunks c WHERE c.collection = $1 AND c.id = ANY($2)"
+        );
+        let rows = self
+            .txn
+            .query(&sql, &[&id, &ids])
+            .map_err(self.err("chunk read"))?;
+        Ok(rows.iter().map(chunk_from).collect())
+    }
+
+    /// The chunks of one file, in document order.
+    pub fn file_chunks(&mut self, path: &str) -> Result<Vec<PgChunk>, PgError> {
+        self.chunks_where("c.path = $2", Some(path))
+    }
+
+    /// Every live chunk, ordered by path and position.
+    pub fn chunks(&mut self) -> Result<Vec<PgChunk>, PgError> {
+        self.chunks_where("TRUE", None)
+    }
+
+    fn chunks_where(
+        &mut self,
+        condition: &str,
+        path: Option<&str>,
+    ) -> Result<Vec<PgChunk>, PgError> {
+        let Some(id) = self.collection else {
+            return Ok(Vec::new());
+        };
+        let sql = format!(
+            "SELECT {CHUNK_COLUMNS} FROM rag_index.chunks c WHERE c.collection = $1 AND {condition} \
+             ORDER BY c.path, c.ordinal, c.id"
+        );
+        let rows = match path {
+            Some(path) => self.txn.query(&sql, &[&id, &path]),
+            None => self.txn.query(&sql, &[&id]),
+        }
+        .map_err(self.err("chunk read"))?;
+        Ok(rows.iter().map(chunk_from).collect())
+    }
+
+    /// The stored vector of a live chunk (the one searches use).
+    pub fn chunk_vector(&mut self, chunk_id: &str) -> Result<Option<Vec<f32>>, PgError> {
+        let Some(id) = self.collection else {
+            return Ok(None);
+        };
+        let row = self
+            .txn
+            .query_opt(
+                "SELECT embedding FROM rag_index.chunks WHERE collection = $1 AND id = $2",
+                &[&id, &chunk_id],
+            )
+            .map_err(self.err("vector read"))?;
+        Ok(row.map(|row| row.get::<_, Vector>(0).to_vec()))
+    }
+
+    /// The `k` chunks nearest `vector` (cosine) among those `filter` admits, best first, with
+    /// their similarity. `exact` scans instead of using the HNSW index. An index scan that
+    /// returns fewer than `k` (pgvector 0.6 filters after the scan, so a selective filter can
+    /// starve it) is redone exactly: `min(k, matching)` chunks always come back.
+    pub fn dense(
+        &mut self,
+        vector: &[f32],
+        k: usize,
+        filter: &PgFilter,
+        exact: bool,
+    ) -> Result<Vec<(PgChunk, f32)>, PgError> {
+        if self.collection.is_none() || k == 0 {
+            return Ok(Vec::new());
+        }
+        if !exact {
+            let ef = k.clamp(40, MAX_EF_SEARCH);
+            self.txn
+                .batch_execute(&format!("SET LOCAL hnsw.ef_search = {ef}"))
+                .map_err(self.err("search setting"))?;
+            let found = self.dense_query(vector, k, filter, false)?;
+            if found.len() >= k {
+                return Ok(found);
+            }
+        }
+        self.dense_query(vector, k, filter, true)
+    }
+
+    fn dense_query(
+        &mut self,
+        vector: &[f32],
+        k: usize,
+        filter: &PgFilter,
+        exact: bool,
+    ) -> Result<Vec<(PgChunk, f32)>, PgError> {
+        let dim = vector.len();
+        let mut params = Params::default();
+        let query = params.push(Vector::from(vector.to_vec()));
+        let collection = params.push(self.collection.unwrap_or_default());
+        let condition = filter.sql(&mut params);
+        let limit = params.push(k as i64);
+        // The HNSW index is on the expression `embedding::vector(dim)`; the plain column
+        // cannot use it, which is what makes the exact form exact.
+        let distance = match exact {
+            true => format!("(c.embedding <=> {query})"),
+            false => format!("(c.embedding::vector({dim}) <=> {query}::vector({dim}))"),
+        };
+        let sql = format!(
+            "SELECT {CHUNK_COLUMNS}, (1 - {distance})::real AS score FROM rag_index.chunks c \
+             WHERE c.collection = {collection} AND c.dim = {dim} AND {condition} \
+             ORDER BY {distance} LIMIT {limit}"
+        );
+        let rows = self
+            .txn
+            .query(&sql, &params.refs())
+            .map_err(self.err("vector search"))?;
+        Ok(rows
+            .iter()
+            .map(|row| (chunk_from(row), row.get(13)))
+            .collect())
+    }
+
+    /// The `k` chunks best matching `query` by PostgreSQL full-text search (any query word,
+    /// English stemming, ranked by cover density over log length) among those `filter`
+    /// admits, best first.
+    pub fn lexical(
+        &mut self,
+        query: &str,
+        k: usize,
+        filter: &PgFilter,
+    ) -> Result<Vec<(PgChunk, f32)>, PgError> {
+        if self.collection.is_none() || k == 0 {
+            return Ok(Vec::new());
+        }
+        let mut params = Params::default();
+        let text = params.push(query.to_string());
+        let collection = params.push(self.collection.unwrap_or_default());
+        let condition = filter.sql(&mut params);
+        let limit = params.push(k as i64);
+        // plainto_tsquery joins the words with AND; a question rarely has every word in one
+        // chunk, so the words are ORed, as BM25 does.
+        let sql = format!(
+            "SELECT {CHUNK_COLUMNS}, ts_rank_cd(c.lexical, q.q, 1)::real AS score \
+             FROM rag_index.chunks c, \
+             (SELECT replace(plainto_tsquery('english', {text})::text, '&', '|')::tsquery AS q) q \
+             WHERE c.collection = {collection} AND c.lexical @@ q.q AND {condition} \
+             ORDER BY score DESC, c.id LIMIT {limit}"
+        );
+        let rows = self
+            .txn
+            .query(&sql, &params.refs())
+            .map_err(self.err("text search"))?;
+        Ok(rows
+            .iter()
+            .map(|row| (chunk_from(row), row.get(13)))
+            .collect())
+    }
+
+    /// Vector dimensions of the collection's chunks, with how many chunks have each.
+    pub fn dimensions(&mut self) -> Result<Vec<(usize, u64)>, PgError> {
+        let id = self.collection.unwrap_or(-1);
+        let rows = self
+            .txn
+            .query(
+                "SELECT vector_dims(embedding), count(*) FROM rag_index.chunks                  WHERE collection = $1 GROUP BY 1 ORDER BY 1",
+                &[&id],
+            )
+            .map_err(self.err("dimension check"))?;
+        Ok(rows
+            .iter()
+            .map(|row| (row.get::<_, i32>(0) as usize, row.get::<_, i64>(1) as u64))
+            .collect())
+    }
+
+    /// Row counts and sizes.
+    pub fn counts(&mut self) -> Result<PgCounts, PgError> {
+        let id = self.collection.unwrap_or(-1);
+        let row = self
+            .txn
+            .query_one(
+                "SELECT \
+                 (SELECT count(*) FROM rag_index.files WHERE collection = $1), \
+                 (SELECT count(*) FROM rag_index.chunks WHERE collection = $1), \
+                 (SELECT count(*) FROM rag_index.embeddings), \
+                 pg_total_relation_size('rag_index.chunks'), \
+                 (SELECT coalesce(sum(pg_relation_size(c.oid)), 0)::bigint FROM pg_class c \
+                  JOIN pg_namespace n ON n.oid = c.relnamespace \
+                  WHERE n.nspname = 'rag_index' AND c.relname LIKE 'chunks_hnsw_%')",
+                &[&id],
+            )
+            .map_err(self.err("counts"))?;
+        Ok(PgCounts {
+            files: row.get::<_, i64>(0) as u64,
+            chunks: row.get::<_, i64>(1) as u64,
+            embeddings: row.get::<_, i64>(2) as u64,
+            chunk_bytes: row.get::<_, i64>(3) as u64,
+            vector_index_bytes: row.get::<_, i64>(4) as u64,
+        })
+    }
+}
