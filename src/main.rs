@@ -43,6 +43,21 @@ struct Cli {
     /// Log more to stderr (-v info, -vv debug).
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     verbose: u8,
+    /// Keep the index in PostgreSQL (with pgvector) instead of an index directory:
+    /// `postgres://USER[:PASSWORD]@HOST[:PORT]/DB[?sslmode=require|verify-full&...]`. The
+    /// password may also come from $PGPASSWORD or ~/.pgpass.
+    #[arg(
+        long,
+        global = true,
+        value_name = "URL",
+        env = "RAG_INDEX_STORE",
+        hide_env_values = true
+    )]
+    store: Option<String>,
+    /// The collection in --store (one per synced folder). Default for `sync`: the folder's
+    /// name; other commands need it.
+    #[arg(long, global = true, value_name = "NAME", env = "RAG_INDEX_COLLECTION")]
+    collection: Option<String>,
     #[command(subcommand)]
     command: Command,
 }
@@ -257,6 +272,7 @@ fn init_logging(verbose: u8) {
 
 fn run(cli: Cli) -> Result<ExitCode> {
     let model_dir = cli.model_dir.as_deref();
+    setup::choose_store(cli.store.clone(), cli.collection.clone());
     match cli.command {
         Command::Sync {
             dir,

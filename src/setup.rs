@@ -1,10 +1,10 @@
 //! Finding the model and the index, and opening them, for every command alike.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use anyhow::{Context, Result, bail};
-use rag_index_core::{Embedder, EmbedderConfig, IndexConfig, RagIndex};
+use rag_index_core::{Embedder, EmbedderConfig, IndexConfig, OpenMode, RagIndex, StoreLocation};
 
 /// Environment variable naming the index for commands other than `sync`.
 pub const INDEX_ENV: &str = "RAG_INDEX_PATH";
@@ -81,12 +81,49 @@ pub fn find_index(explicit: Option<PathBuf>) -> Result<PathBuf> {
     )
 }
 
+/// `--store` and `--collection` (or their environment variables), set once per run.
+static STORE_CHOICE: OnceLock<(Option<String>, Option<String>)> = OnceLock::new();
+
+/// Records the run's `--store` and `--collection`.
+pub fn choose_store(store: Option<String>, collection: Option<String>) {
+    let _ = STORE_CHOICE.set((store.filter(|s| !s.is_empty()), collection));
+}
+
+/// Where the index of this run lives: the PostgreSQL collection `--store` names, else the index
+/// directory (`--index`, `$RAG_INDEX_PATH`, or found from the working directory). `synced`
+/// is the folder a sync indexes, which names the collection when `--collection` is not given.
+pub fn locate_index(index: Option<PathBuf>, synced: Option<&Path>) -> Result<StoreLocation> {
+    let (store, collection) = STORE_CHOICE.get().cloned().unwrap_or_default();
+    let Some(store) = store else {
+        return Ok(match (index, synced) {
+            (Some(dir), _) => StoreLocation::Dir(dir),
+            (None, Some(folder)) => StoreLocation::Dir(folder.join(DEFAULT_INDEX_DIR)),
+            (None, None) => StoreLocation::Dir(find_index(None)?),
+        });
+    };
+    let named_by = match (&collection, synced) {
+        (Some(_), _) => PathBuf::new(),
+        (None, Some(folder)) => folder.join(DEFAULT_INDEX_DIR),
+        (None, None) => bail!("--store needs --collection NAME (or $RAG_INDEX_COLLECTION)"),
+    };
+    Ok(StoreLocation::from_flag(
+        Some(&store),
+        &named_by,
+        collection.as_deref(),
+    )?)
+}
+
 /// Opens the index for reading (works while a sync runs).
 pub fn open_for_reading(model_dir: Option<&Path>, index: Option<PathBuf>) -> Result<RagIndex> {
-    let dir = find_index(index)?;
+    let location = locate_index(index, None)?;
     let embedder = load_embedder(model_dir)?;
-    RagIndex::open_read_only(&dir, embedder, IndexConfig::default())
-        .with_context(|| format!("cannot open index {}", dir.display()))
+    RagIndex::open_at(
+        &location,
+        embedder,
+        IndexConfig::default(),
+        OpenMode::Reader,
+    )
+    .with_context(|| format!("cannot open index {location}"))
 }
 
 /// The configuration with an optional chunk-size override, and table row records on or off.

@@ -7,11 +7,12 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use rag_index_core::{
-    Error as CoreError, IndexConfig, RagIndex, SyncOptions, SyncProgress, SyncReport,
+    Error as CoreError, IndexConfig, OpenMode, RagIndex, StoreLocation, SyncOptions, SyncProgress,
+    SyncReport,
 };
 
 use crate::output::note;
-use crate::setup::{DEFAULT_INDEX_DIR, load_embedder};
+use crate::setup::{load_embedder, locate_index};
 use crate::signals::Signals;
 
 /// How `sync` runs and reports.
@@ -30,14 +31,11 @@ pub fn run(model_dir: Option<&Path>, args: SyncArgs) -> Result<ExitCode> {
     if !dir.is_dir() {
         bail!("{} is not a folder", dir.display());
     }
-    let index_dir = args
-        .index
-        .clone()
-        .unwrap_or_else(|| dir.join(DEFAULT_INDEX_DIR));
+    let location = locate_index(args.index.clone(), Some(dir))?;
     let signals = Signals::install();
     let embedder = load_embedder(model_dir)?;
-    let index = open(&index_dir, embedder, &args)
-        .with_context(|| format!("cannot open index {}", index_dir.display()))?;
+    let index = open(&location, embedder, &args)
+        .with_context(|| format!("cannot open index {location}"))?;
 
     let bar = std::io::stderr().is_terminal().then(progress_bar);
     let progress = |p: SyncProgress| {
@@ -80,10 +78,15 @@ pub fn run(model_dir: Option<&Path>, args: SyncArgs) -> Result<ExitCode> {
 /// Opens the index, waiting for another writer with `--wait`, and with `--reindex` moving a
 /// damaged store aside (never deleting it) to rebuild from the folder.
 fn open(
-    index_dir: &Path,
+    location: &StoreLocation,
     embedder: std::sync::Arc<rag_index_core::Embedder>,
     args: &SyncArgs,
 ) -> Result<RagIndex, CoreError> {
+    let StoreLocation::Dir(index_dir) = location else {
+        // PostgreSQL waits on the collection's lock itself.
+        let mode = OpenMode::Writer { wait: args.wait };
+        return RagIndex::open_at(location, embedder, args.config.clone(), mode);
+    };
     let mut moved = false;
     loop {
         match RagIndex::open(index_dir, embedder.clone(), args.config.clone()) {

@@ -4,10 +4,10 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Result;
-use rag_index_core::{Error as CoreError, IndexConfig, RagIndex, VerifyReport};
+use rag_index_core::{Error as CoreError, IndexConfig, OpenMode, RagIndex, VerifyReport};
 
 use crate::output::line;
-use crate::setup::{find_index, load_embedder};
+use crate::setup::{load_embedder, locate_index};
 
 #[derive(serde::Serialize)]
 struct VerifyJson<'a> {
@@ -22,13 +22,13 @@ pub fn run(
     repair: bool,
     json: bool,
 ) -> Result<ExitCode> {
-    let dir = find_index(index)?;
+    let location = locate_index(index, None)?;
     let embedder = load_embedder(model_dir)?;
-    let opened = if repair {
-        RagIndex::open(&dir, embedder, IndexConfig::default())
-    } else {
-        RagIndex::open_read_only(&dir, embedder, IndexConfig::default())
+    let mode = match repair {
+        true => OpenMode::Writer { wait: false },
+        false => OpenMode::Reader,
     };
+    let opened = RagIndex::open_at(&location, embedder, IndexConfig::default(), mode);
     let report = match opened {
         Ok(index) => index.verify(repair)?,
         // A store that cannot even be opened is the worst finding, still a report.
@@ -37,9 +37,7 @@ pub fn run(
             ..VerifyReport::default()
         },
         Err(e) => {
-            return Err(
-                anyhow::Error::new(e).context(format!("cannot open index {}", dir.display()))
-            );
+            return Err(anyhow::Error::new(e).context(format!("cannot open index {location}")));
         }
     };
     let mut out = std::io::stdout().lock();

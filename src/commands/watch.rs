@@ -8,7 +8,7 @@ use std::sync::atomic::AtomicBool;
 use anyhow::{Context, Result, bail};
 use rag_watch::{WatchHandle, WatchOptions, Watcher};
 
-use crate::setup::{DEFAULT_INDEX_DIR, index_config, load_embedder};
+use crate::setup::{index_config, load_embedder, locate_index};
 
 /// Opens the index of `dir` for writing (waiting while another process writes to it) and
 /// makes its watcher.
@@ -16,7 +16,11 @@ pub fn watcher(model_dir: Option<&Path>, dir: &Path, index: Option<PathBuf>) -> 
     if !dir.is_dir() {
         bail!("{} is not a folder", dir.display());
     }
-    let index_dir = index.unwrap_or_else(|| dir.join(DEFAULT_INDEX_DIR));
+    let rag_index_core::StoreLocation::Dir(index_dir) = locate_index(index, Some(dir))? else {
+        bail!(
+            "watching keeps an index directory current; --store (PostgreSQL) is not supported by watch yet: run `rag-index sync --store ...` from cron"
+        );
+    };
     let embedder = load_embedder(model_dir)?;
     let options = WatchOptions::default();
     let index = rag_watch::open_writer(

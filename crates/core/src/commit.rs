@@ -36,7 +36,7 @@ impl RagIndex {
         cx: CommitContext<'_>,
     ) -> Result<(usize, usize)> {
         let phase = Instant::now();
-        let mut write = self.store.write()?;
+        let mut write = self.store()?.write()?;
         let mut meta = cx.old_meta.clone().unwrap_or(IndexMeta {
             format_version: rag_store::FORMAT_VERSION,
             model_fingerprint: cx.model_id.to_owned(),
@@ -60,7 +60,7 @@ impl RagIndex {
                 write.remove_chunk(&id)?;
                 deleted_points.push(old.point);
             }
-            for (path, _) in self.store.read()?.files()? {
+            for (path, _) in self.store()?.read()?.files()? {
                 write.remove_file(&path)?;
             }
             meta.model_fingerprint = cx.model_id.to_owned();
@@ -79,7 +79,7 @@ impl RagIndex {
             }
             write.remove_file(path)?;
         }
-        let snapshot = self.store.read()?;
+        let snapshot = self.store()?.read()?;
         let now = provenance::rfc3339(provenance::now_ns());
         for file in &plan.changed {
             // The file's first indexing time survives edits (and reindexes: the snapshot still
@@ -313,7 +313,7 @@ impl RagIndex {
         *self.searcher.write().expect("searcher lock") = Some(Arc::new(Searcher {
             generation: meta.generation,
             epoch: meta.metadata_epoch,
-            snapshot: self.store.read()?,
+            snapshot: self.store()?.read()?,
             vectors: Arc::new(vectors),
             lexical: std::sync::RwLock::new(lexical),
             points: std::sync::OnceLock::new(),

@@ -138,6 +138,17 @@ pub enum Error {
         /// What is wrong (with the line, for a syntax error).
         reason: String,
     },
+    /// The PostgreSQL store failed.
+    #[error(transparent)]
+    Postgres(rag_pg::PgError),
+    /// An operation the index's backend does not offer.
+    #[error("{what} is not available for {location}: it needs an index directory")]
+    Unsupported {
+        /// The operation.
+        what: &'static str,
+        /// Where the index lives.
+        location: String,
+    },
     /// The index is opened read-only.
     #[error("index {path} is opened read-only")]
     ReadOnly {
@@ -151,6 +162,17 @@ impl From<rag_store::StoreError> for Error {
         match e {
             rag_store::StoreError::Damaged { path, reason } => Error::Damaged { path, reason },
             other => Error::Store(other),
+        }
+    }
+}
+
+impl From<rag_pg::PgError> for Error {
+    fn from(e: rag_pg::PgError) -> Self {
+        match e {
+            rag_pg::PgError::Busy { collection, server } => Error::Busy {
+                path: format!("postgres://{server} (collection {collection})").into(),
+            },
+            other => Error::Postgres(other),
         }
     }
 }

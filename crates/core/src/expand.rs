@@ -5,12 +5,11 @@
 
 use std::collections::{HashMap, HashSet};
 
-use rag_store::Snapshot;
-
 use crate::Result;
 use crate::access::{Access, required_labels};
 use crate::chunk::{Hit, IndexedChunk, PassageChunk};
 use crate::request::Expand;
+use crate::source::ChunkSource;
 
 /// Most tokens one section brings along without a budget: a whole long document is not a
 /// section a prompt wants.
@@ -18,7 +17,7 @@ pub const SECTION_CAP_TOKENS: usize = 2_048;
 
 /// Builds the results from `hits` (best first, already filtered and deduplicated).
 pub(crate) fn assemble(
-    snapshot: &Snapshot,
+    source: &mut dyn ChunkSource,
     hits: Vec<Hit>,
     expand: Expand,
     k: usize,
@@ -26,7 +25,7 @@ pub(crate) fn assemble(
     access: &Access,
 ) -> Result<Vec<Hit>> {
     let mut out = Assembly {
-        snapshot,
+        source,
         access,
         budget,
         spent: 0,
@@ -60,7 +59,7 @@ pub(crate) fn assemble(
 }
 
 struct Assembly<'a> {
-    snapshot: &'a Snapshot,
+    source: &'a mut dyn ChunkSource,
     access: &'a Access,
     budget: Option<usize>,
     spent: usize,
@@ -101,17 +100,8 @@ impl Assembly<'_> {
     /// The file's chunks the caller may see, in order, and the hit's position among them.
     fn file_of(&mut self, hit: &IndexedChunk) -> Result<(Vec<IndexedChunk>, Option<usize>)> {
         if !self.files.contains_key(&hit.path) {
-            let mut chunks = Vec::new();
-            if let Some(file) = self.snapshot.file(&hit.path)? {
-                for id in file.chunk_ids {
-                    if let Some(record) = self.snapshot.chunk(&id)? {
-                        let chunk = IndexedChunk::from_record(id, record);
-                        if self.access.may_see(&required_labels(&chunk.metadata)) {
-                            chunks.push(chunk);
-                        }
-                    }
-                }
-            }
+            let mut chunks = self.source.file_chunks(&hit.path)?;
+            chunks.retain(|chunk| self.access.may_see(&required_labels(&chunk.metadata)));
             self.files.insert(hit.path.clone(), chunks);
         }
         let chunks = self.files[&hit.path].clone();

@@ -74,6 +74,16 @@ impl Condition {
         &self.key
     }
 
+    /// The comparison.
+    pub fn op(&self) -> Op {
+        self.op
+    }
+
+    /// The values compared with (any of them for `=` and `!=`).
+    pub fn values(&self) -> &[String] {
+        &self.values
+    }
+
     /// Whether a chunk with this path, title and metadata meets it.
     pub(crate) fn matches(&self, path: &str, title: &str, metadata: &Map<String, Value>) -> bool {
         let scalars: Vec<String> = match self.key.as_str() {
@@ -175,6 +185,13 @@ impl PathGlob {
     /// The glob as written.
     pub fn as_str(&self) -> &str {
         &self.text
+    }
+
+    /// The glob as a POSIX (PostgreSQL) regular expression: globset's translation without its
+    /// leading `(?-u)` flag, which is Rust-regex-only; the rest of it is ARE syntax.
+    pub(crate) fn posix_regex(&self) -> String {
+        let regex = self.matcher.glob().regex();
+        regex.strip_prefix("(?-u)").unwrap_or(regex).to_string()
     }
 
     /// Whether `path` (`/`-separated, relative to the folder) matches.

@@ -108,7 +108,7 @@ pub(crate) fn save_last_sync(dir: &Path, last: &LastSync) {
 impl RagIndex {
     /// The health report, reporting sources older than `stale_after_days`.
     pub fn health(&self, stale_after_days: u64) -> Result<HealthReport> {
-        let snapshot = self.store.read()?;
+        let snapshot = self.store()?.read()?;
         let meta = snapshot.meta()?;
         let mut chunks = snapshot.chunks()?;
         chunks.sort_by(|a, b| (&a.1.path, a.1.ordinal).cmp(&(&b.1.path, b.1.ordinal)));

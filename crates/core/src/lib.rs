@@ -32,6 +32,7 @@
 //! ```
 
 mod access;
+mod backend;
 mod chunk;
 mod commit;
 mod dedup;
@@ -44,12 +45,15 @@ mod fusion;
 mod health;
 mod index_dir;
 mod lexical;
+mod location;
 mod points;
+mod postgres;
 mod provenance;
 mod request;
 mod search;
 mod searcher;
 mod section;
+mod source;
 mod sync;
 mod verify;
 pub mod walk;
@@ -58,6 +62,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 pub use access::{ACCESS_KEY, Access, AccessRules, RULES_FILE, UNREADABLE_LABEL, check_label};
+pub use backend::OpenMode;
 pub use chunk::{Hit, IndexedChunk, PassageChunk, SignalRank, Signals};
 pub use dedup::{DUPLICATE_CONTAINMENT, near_duplicates};
 pub use document::chunk_file;
@@ -67,6 +72,7 @@ pub use filter::{BUILT_IN_KEYS, Condition, Filter, Op, PathGlob};
 pub use fusion::Fusion;
 pub use health::{DuplicateText, HealthReport, LAST_SYNC_FILE, LastSync, NearCap, StaleSource};
 pub use index_dir::move_damaged_store_aside;
+pub use location::StoreLocation;
 pub use provenance::PROVENANCE_KEYS;
 pub use rag_chunker::{Chunk, Chunker, ChunkerConfig, Document, TokenCounter};
 pub use rag_embed::{Embedder, EmbedderConfig, ModelFingerprint, resolve_model_dir};
@@ -77,9 +83,11 @@ pub use section::{CommitInfo, Section};
 pub use sync::{ChunkCounts, FileCounts, FileError, SyncOptions, SyncProgress, SyncReport};
 pub use verify::VerifyReport;
 
+use backend::Backend;
 use rag_lexical::LexicalIndex;
 use rag_store::{Store, StoreError};
 use searcher::Searcher;
+use source::ChunkSource;
 
 /// The database file inside an index directory.
 pub const DB_FILE: &str = "index.redb";
@@ -267,7 +275,9 @@ pub struct Stats {
 /// An open index. See the crate documentation.
 pub struct RagIndex {
     dir: PathBuf,
-    store: Store,
+    /// Where the index lives; the one value that decides the backend.
+    location: StoreLocation,
+    backend: Backend,
     embedder: Arc<Embedder>,
     /// Built on first use: building it loads the tokenizer, which a no-op sync never needs.
     chunker: OnceLock<Chunker>,
@@ -308,7 +318,13 @@ impl RagIndex {
             source,
         })?;
         let store = Store::open_writer(&dir.join(DB_FILE)).map_err(|e| map_store_error(dir, e))?;
-        Self::with_store(dir, store, embedder, config, true)
+        Self::with_backend(
+            StoreLocation::Dir(dir.to_owned()),
+            Backend::Embedded(store),
+            embedder,
+            config,
+            true,
+        )
     }
 
     /// Opens an existing index for searching only; works while another process syncs it.
@@ -318,22 +334,61 @@ impl RagIndex {
         config: IndexConfig,
     ) -> Result<RagIndex> {
         let store = Store::open_reader(&dir.join(DB_FILE)).map_err(|e| map_store_error(dir, e))?;
-        Self::with_store(dir, store, embedder, config, false)
+        Self::with_backend(
+            StoreLocation::Dir(dir.to_owned()),
+            Backend::Embedded(store),
+            embedder,
+            config,
+            false,
+        )
     }
 
-    fn with_store(
-        dir: &Path,
-        store: Store,
+    /// Opens the index at `location` (a directory or a PostgreSQL collection), for syncing and
+    /// searching or for searching only, as `mode` says.
+    pub fn open_at(
+        location: &StoreLocation,
+        embedder: Arc<Embedder>,
+        config: IndexConfig,
+        mode: OpenMode,
+    ) -> Result<RagIndex> {
+        match (location, mode) {
+            (StoreLocation::Dir(dir), OpenMode::Reader) => {
+                Self::open_read_only(dir, embedder, config)
+            }
+            (StoreLocation::Dir(dir), OpenMode::Writer { .. }) => Self::open(dir, embedder, config),
+            (StoreLocation::Postgres { url, collection }, mode) => {
+                let store = rag_pg::PgStore::open(url, collection, mode.into())?;
+                let writable = mode != OpenMode::Reader;
+                Self::with_backend(
+                    location.clone(),
+                    Backend::Postgres(Box::new(store)),
+                    embedder,
+                    config,
+                    writable,
+                )
+            }
+        }
+    }
+
+    fn with_backend(
+        location: StoreLocation,
+        backend: Backend,
         embedder: Arc<Embedder>,
         config: IndexConfig,
         writable: bool,
     ) -> Result<RagIndex> {
         config.validate()?;
+        // Messages name the index by this path; a collection has none, so its description.
+        let dir = match &location {
+            StoreLocation::Dir(dir) => dir.clone(),
+            other => PathBuf::from(other.to_string()),
+        };
         let chunker_config = effective_chunker_config(&embedder, config.chunker.clone());
         chunker_config.validate()?;
         Ok(RagIndex {
-            dir: dir.to_owned(),
-            store,
+            dir,
+            location,
+            backend,
             // Converted formats shape chunks too.
             chunker_fingerprint: format!(
                 "{}/formats-{}",
@@ -350,9 +405,14 @@ impl RagIndex {
         })
     }
 
-    /// The index directory.
+    /// The index directory (for a PostgreSQL collection: its description, no real path).
     pub fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// Where the index lives.
+    pub fn location(&self) -> &StoreLocation {
+        &self.location
     }
 
     /// The shared embedder.
@@ -403,6 +463,9 @@ impl RagIndex {
         k: usize,
         exact: bool,
     ) -> Result<Vec<Hit>> {
+        if let Some(store) = self.pg() {
+            return self.search_vector_pg(store, vector, access, k, exact);
+        }
         let searcher = self.searcher()?;
         self.check_query_model(&searcher)?;
         let points = searcher.points()?;
@@ -425,16 +488,22 @@ impl RagIndex {
 
     /// The chunk with this ID, if it is live and `access` may see it.
     pub fn chunk(&self, chunk_id: &str, access: &Access) -> Result<Option<IndexedChunk>> {
-        let snapshot = self.store.read()?;
-        Ok(snapshot
-            .chunk(chunk_id)?
-            .map(|record| IndexedChunk::from_record(chunk_id.to_string(), record))
-            .filter(|chunk| access.may_see(&access::required_labels(&chunk.metadata))))
+        let chunk = match &self.backend {
+            Backend::Embedded(store) => source::SnapshotChunks(&store.read()?).chunk(chunk_id)?,
+            Backend::Postgres(store) => {
+                store.read(|view| postgres::PgChunks(view).chunk(chunk_id))?
+            }
+        };
+        Ok(chunk.filter(|chunk| access.may_see(&access::required_labels(&chunk.metadata))))
     }
 
     /// Every live chunk, ordered by path and position.
     pub fn dump(&self) -> Result<Vec<IndexedChunk>> {
-        let mut chunks = self.store.read()?.chunks()?;
+        if let Some(store) = self.pg() {
+            let chunks = store.read(|view| view.chunks())?;
+            return Ok(chunks.into_iter().map(postgres::indexed_chunk).collect());
+        }
+        let mut chunks = self.store()?.read()?.chunks()?;
         chunks.sort_by(|a, b| (&a.1.path, a.1.ordinal, &a.0).cmp(&(&b.1.path, b.1.ordinal, &b.0)));
         Ok(chunks
             .into_iter()
@@ -444,15 +513,19 @@ impl RagIndex {
 
     /// The stored vector of a chunk text hash.
     pub fn vector_of(&self, text_hash: &str) -> Result<Option<Vec<f32>>> {
-        Ok(self
-            .store
-            .read()?
-            .embedding(&self.embedding_key(text_hash))?)
+        let key = self.embedding_key(text_hash);
+        match &self.backend {
+            Backend::Embedded(store) => Ok(store.read()?.embedding(&key)?),
+            Backend::Postgres(store) => Ok(store.embedding(&key)?),
+        }
     }
 
     /// Index-wide statistics.
     pub fn stats(&self) -> Result<Stats> {
-        let snapshot = self.store.read()?;
+        if let Some(store) = self.pg() {
+            return self.stats_pg(store);
+        }
+        let snapshot = self.store()?.read()?;
         let meta = snapshot.meta()?;
         let counts = snapshot.counts()?;
         let chunks = snapshot.chunks()?;

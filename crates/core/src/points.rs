@@ -57,23 +57,7 @@ impl PointTable {
     /// Fails with [`Error::InvalidRequest`] naming a filter key no chunk has: a typo must not
     /// look like "no matching documents".
     pub fn check_keys(&self, filter: &Filter) -> Result<()> {
-        for condition in &filter.conditions {
-            let key = condition.key();
-            if !BUILT_IN_KEYS.contains(&key) && !self.keys.contains(key) {
-                let known: Vec<&str> = BUILT_IN_KEYS
-                    .iter()
-                    .copied()
-                    .chain(self.keys.iter().map(String::as_str))
-                    .collect();
-                return Err(Error::InvalidRequest {
-                    reason: format!(
-                        "unknown filter key {key:?}: no indexed chunk has it (known keys: {})",
-                        known.join(", ")
-                    ),
-                });
-            }
-        }
-        Ok(())
+        check_filter_keys(filter, &self.keys)
     }
 
     /// Whether every point passes for this caller and filter without looking (no chunk needs a
@@ -88,4 +72,26 @@ impl PointTable {
             access.may_see(&f.labels) && filter.matches(&f.path, &f.title, &f.metadata)
         })
     }
+}
+
+/// Fails with [`Error::InvalidRequest`] naming a filter key that is neither built in nor in
+/// `keys` (every metadata key of the indexed chunks).
+pub(crate) fn check_filter_keys(filter: &Filter, keys: &BTreeSet<String>) -> Result<()> {
+    for condition in &filter.conditions {
+        let key = condition.key();
+        if !BUILT_IN_KEYS.contains(&key) && !keys.contains(key) {
+            let known: Vec<&str> = BUILT_IN_KEYS
+                .iter()
+                .copied()
+                .chain(keys.iter().map(String::as_str))
+                .collect();
+            return Err(Error::InvalidRequest {
+                reason: format!(
+                    "unknown filter key {key:?}: no indexed chunk has it (known keys: {})",
+                    known.join(", ")
+                ),
+            });
+        }
+    }
+    Ok(())
 }

@@ -10,6 +10,7 @@ use crate::chunk::{Hit, SignalRank, Signals};
 use crate::fusion::fuse;
 use crate::lexical::LexicalView;
 use crate::request::{Expand, SearchMode, SearchRequest};
+use crate::source::SnapshotChunks;
 use crate::{Error, RagIndex, Result, Searcher, dedup, expand};
 
 /// Candidates each signal contributes to a hybrid search, at least: fusion can only promote a
@@ -38,6 +39,9 @@ impl RagIndex {
     /// [`Error::InvalidRequest`].
     pub fn search_with(&self, request: &SearchRequest) -> Result<Vec<Hit>> {
         request.validate()?;
+        if let Some(store) = self.pg() {
+            return self.search_pg(store, request);
+        }
         let searcher = self.searcher()?;
         let points = searcher.points()?;
         points.check_keys(&request.filter)?;
@@ -47,12 +51,7 @@ impl RagIndex {
             false => Some(&check),
         };
         let k = request.k;
-        let reshapes = request.dedup || request.expand != Expand::None || request.budget.is_some();
-        let wanted = match (reshapes, request.budget) {
-            (_, Some(_)) => (k + SPARE_CANDIDATES).min(MAX_BUDGET_CANDIDATES.max(k)),
-            (true, None) => k * 2 + SPARE_CANDIDATES,
-            (false, None) => k,
-        };
+        let wanted = wanted(request);
         let ranked = self.ranked(&searcher, request, wanted, allow)?;
         // The signals already applied the check; `hits` applies it again, a second lock.
         let mut hits = searcher.hits(
@@ -64,9 +63,8 @@ impl RagIndex {
         if request.dedup {
             hits = dedup::collapse(hits);
         }
-        let snapshot = &searcher.snapshot;
         expand::assemble(
-            snapshot,
+            &mut SnapshotChunks(&searcher.snapshot),
             hits,
             request.expand,
             k,
@@ -124,7 +122,7 @@ impl RagIndex {
             SearchMode::Hybrid => {
                 // The depth follows k, not `wanted`: min-max normalisation depends on how deep
                 // each list goes, and the fused order should not change with dedup or a budget.
-                let depth = (request.k * 4).max(MIN_CANDIDATES).max(wanted);
+                let depth = hybrid_depth(request, wanted);
                 let dense = self.dense_candidates(searcher, request, depth, allow)?;
                 let lexical = lexical_candidates(searcher, &lexical, &request.query, depth, allow)?;
                 let mut fused = fuse(&dense, &lexical, request.fusion);
@@ -195,8 +193,24 @@ fn lexical_candidates(
     Ok(out)
 }
 
+/// Results to rank before dedup, expansion and the budget pick the final `k`.
+pub(crate) fn wanted(request: &SearchRequest) -> usize {
+    let k = request.k;
+    let reshapes = request.dedup || request.expand != Expand::None || request.budget.is_some();
+    match (reshapes, request.budget) {
+        (_, Some(_)) => (k + SPARE_CANDIDATES).min(MAX_BUDGET_CANDIDATES.max(k)),
+        (true, None) => k * 2 + SPARE_CANDIDATES,
+        (false, None) => k,
+    }
+}
+
+/// How deep each signal's list goes in a hybrid search.
+pub(crate) fn hybrid_depth(request: &SearchRequest, wanted: usize) -> usize {
+    (request.k * 4).max(MIN_CANDIDATES).max(wanted)
+}
+
 /// One list's candidates as final results, with their own scores and ranks.
-fn single(
+pub(crate) fn single(
     list: &[(u64, f32)],
     signals: impl Fn(SignalRank) -> Signals,
 ) -> Vec<(u64, f32, Signals)> {

@@ -75,7 +75,7 @@ impl Searcher {
 impl RagIndex {
     /// The searcher for the latest commit, loading or rebuilding it when a newer commit exists.
     pub(crate) fn searcher(&self) -> Result<Arc<Searcher>> {
-        let snapshot = self.store.read()?;
+        let snapshot = self.store()?.read()?;
         let meta = snapshot.meta()?;
         let stored = meta.as_ref().map(|m| m.generation);
         let generation = stored.unwrap_or(0);

@@ -51,6 +51,9 @@ impl RagIndex {
             });
         }
         let _guard = repair.then(|| self.sync_guard.lock().expect("sync guard"));
+        if let Some(store) = self.pg() {
+            return self.verify_pg(store, repair);
+        }
         match self.verify_unlocked(repair) {
             // A damaged store is a finding, not a failure to verify.
             Err(e @ Error::Damaged { .. }) => Ok(VerifyReport {
@@ -62,7 +65,7 @@ impl RagIndex {
     }
 
     fn verify_unlocked(&self, repair: bool) -> Result<VerifyReport> {
-        let snapshot = self.store.read()?;
+        let snapshot = self.store()?.read()?;
         let counts = snapshot.counts()?;
         let mut report = VerifyReport {
             files: counts.files,
@@ -232,9 +235,10 @@ impl RagIndex {
         let step = (chunks.len() / GRAPH_PROBES).max(1);
         let mut sorted: Vec<&rag_store::ChunkRecord> = chunks.values().collect();
         sorted.sort_by_key(|c| c.point);
+        let store = self.store().ok()?;
         for chunk in sorted.iter().step_by(step) {
             let key = embedding_key(&meta.model_fingerprint, &chunk.hash);
-            let Ok(Some(vector)) = self.store.read().and_then(|s| s.embedding(&key)) else {
+            let Ok(Some(vector)) = store.read().and_then(|s| s.embedding(&key)) else {
                 continue;
             };
             match graph.search_exact(&vector, 10, None) {
@@ -246,7 +250,7 @@ impl RagIndex {
     }
 
     fn repair(&self, report: &mut VerifyReport, bad_files: &HashSet<String>) -> Result<()> {
-        let mut write = self.store.write()?;
+        let mut write = self.store()?.write()?;
         let mut meta = write.meta()?.expect("meta checked above");
         for path in bad_files {
             write.remove_file(path)?;

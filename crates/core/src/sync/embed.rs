@@ -3,8 +3,6 @@
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use rag_store::Snapshot;
-
 use super::SyncProgress;
 use super::plan::SyncPlan;
 use crate::{Error, RagIndex, Result, embedding_key};
@@ -14,23 +12,30 @@ const PROGRESS_EVERY: usize = 32;
 
 /// Texts of the plan never embedded with this model, each once: (text hash, text).
 pub(crate) fn texts_to_embed<'p>(
+    index: &RagIndex,
     plan: &'p SyncPlan,
-    snapshot: &Snapshot,
     model_id: &str,
 ) -> Result<Vec<(&'p str, &'p str)>> {
-    let mut out = Vec::new();
-    let mut planned: HashSet<&str> = HashSet::new();
+    let mut planned: Vec<(&str, &str)> = Vec::new();
+    let mut seen: HashSet<&str> = HashSet::new();
     for file in &plan.changed {
         for chunk in &file.chunks {
-            if !planned.insert(&chunk.hash) {
-                continue;
-            }
-            if !snapshot.has_embedding(&embedding_key(model_id, &chunk.hash))? {
-                out.push((chunk.hash.as_str(), chunk.text.as_str()));
+            if seen.insert(&chunk.hash) {
+                planned.push((chunk.hash.as_str(), chunk.text.as_str()));
             }
         }
     }
-    Ok(out)
+    let keys: Vec<String> = planned
+        .iter()
+        .map(|(hash, _)| embedding_key(model_id, hash))
+        .collect();
+    let stored = index.stored_vectors(&keys)?;
+    Ok(planned
+        .into_iter()
+        .zip(&keys)
+        .filter(|(_, key)| !stored.contains(*key))
+        .map(|(text, _)| text)
+        .collect())
 }
 
 impl RagIndex {
@@ -50,20 +55,20 @@ impl RagIndex {
         let mut done = 0;
         progress(SyncProgress::Embedding { done, total });
         for batch in texts.chunks(self.config.embed_commit_every.max(1)) {
-            let mut write = self.store.write()?;
+            let mut vectors_made = Vec::with_capacity(batch.len());
             for group in batch.chunks(PROGRESS_EVERY) {
                 if cancel.load(Ordering::Relaxed) {
                     return Err(Error::Cancelled);
                 }
                 let bodies: Vec<&str> = group.iter().map(|(_, text)| *text).collect();
                 let vectors = self.embedder.embed_documents(&bodies)?;
-                for ((hash, _), vector) in group.iter().zip(&vectors) {
-                    write.put_embedding(&embedding_key(model_id, hash), vector)?;
+                for ((hash, _), vector) in group.iter().zip(vectors) {
+                    vectors_made.push((embedding_key(model_id, hash), vector));
                 }
                 done += group.len();
                 progress(SyncProgress::Embedding { done, total });
             }
-            write.commit()?;
+            self.save_vectors(&vectors_made)?;
         }
         Ok(())
     }

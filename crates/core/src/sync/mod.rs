@@ -23,7 +23,7 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use rayon::prelude::*;
 use serde::Serialize;
 
-use rag_store::{FileRecord, Snapshot};
+use rag_store::FileRecord;
 use rag_vector_index::VectorIndex;
 
 use crate::access::AccessRules;
@@ -148,8 +148,8 @@ impl RagIndex {
         })?;
         self.refuse_index_inside(root)?;
 
-        let snapshot = self.store.read()?;
-        let old_meta = snapshot.meta()?;
+        let state = self.committed_state()?;
+        let old_meta = state.meta;
         let model_id = self.embedder.fingerprint().id();
         let chunker_id = self.chunker_fingerprint.clone();
         if let Some(meta) = &old_meta
@@ -159,7 +159,7 @@ impl RagIndex {
         }
         // A reindex treats every file as new and every stored chunk as stale.
         let reindex = options.reindex;
-        let manifest: HashMap<String, FileRecord> = snapshot.files()?.into_iter().collect();
+        let manifest: HashMap<String, FileRecord> = state.manifest;
 
         let walk_options = WalkOptions {
             follow_links: options.follow_links,
@@ -210,15 +210,19 @@ impl RagIndex {
             ..SyncReport::default()
         };
 
-        let to_embed = embed::texts_to_embed(&plan, &snapshot, &model_id)?;
+        let to_embed = embed::texts_to_embed(self, &plan, &model_id)?;
         // Every chunk of a changed file costs no model call except the first of each new text
         // (duplicates within this sync included).
         report.chunks.embedded = to_embed.len();
         report.chunks.reused = plan.changed_chunks() - to_embed.len();
 
-        let live = snapshot.counts()?.chunks as usize;
-        let graph_current = self.graph_is_current(&snapshot)?;
-        let lexical_current = self.lexical_is_current(old_meta.as_ref().map(|m| m.generation));
+        let live = state.live;
+        // PostgreSQL derives nothing outside its transaction: its "graph" and text index are
+        // the database's own indexes.
+        let postgres = self.pg().is_some();
+        let graph_current = postgres || self.graph_is_current(old_meta.as_ref());
+        let lexical_current =
+            postgres || self.lexical_is_current(old_meta.as_ref().map(|m| m.generation));
         let nothing_to_write =
             !plan.changes_chunks() && plan.touched.is_empty() && graph_current && lexical_current;
         if options.dry_run || nothing_to_write {
@@ -244,13 +248,19 @@ impl RagIndex {
             lexical_current,
             cancel,
         };
-        (report.chunks.deleted, report.chunks.total) = self.commit_plan(&plan, context)?;
+        (report.chunks.deleted, report.chunks.total) = match postgres {
+            true => self.commit_plan_pg(&plan, context)?,
+            false => self.commit_plan(&plan, context)?,
+        };
         report.elapsed_ms = started.elapsed().as_millis() as u64;
         self.record_last_sync(&report);
         Ok(report)
     }
 
     fn record_last_sync(&self, report: &SyncReport) {
+        if self.pg().is_some() {
+            return;
+        }
         let last = crate::health::LastSync {
             finished_at: crate::provenance::rfc3339(crate::provenance::now_ns()),
             errors: report.errors.clone(),
@@ -305,25 +315,25 @@ impl RagIndex {
 
     /// Whether the saved graph is the one of the stored generation and its files check out (a
     /// damaged graph is rebuilt by the next sync, not only by `verify --repair`).
-    fn graph_is_current(&self, snapshot: &Snapshot) -> Result<bool> {
-        let Some(meta) = snapshot.meta()? else {
-            return Ok(true);
+    fn graph_is_current(&self, meta: Option<&rag_store::IndexMeta>) -> bool {
+        let Some(meta) = meta else {
+            return true;
         };
         let Some(graph) = meta
             .graph
             .as_ref()
             .filter(|g| g.generation == meta.generation)
         else {
-            return Ok(false);
+            return false;
         };
         match VectorIndex::check_saved(&self.dir.join(&graph.dir)) {
-            Ok(()) => Ok(true),
+            Ok(()) => true,
             Err(e) => {
                 log::warn!(
                     "graph {} is damaged ({e}); this sync rebuilds it",
                     graph.dir
                 );
-                Ok(false)
+                false
             }
         }
     }

@@ -1,0 +1,196 @@
+//! A sync plan as one PostgreSQL transaction.
+
+use std::collections::{HashMap, HashSet};
+
+use rag_pg::{PgChunk, PgCommit, PgStore};
+use rag_store::IndexMeta;
+use serde_json::{Map, Value};
+
+use super::{meta_from, pg_file};
+use crate::access::required_labels;
+use crate::commit::CommitContext;
+use crate::sync::plan::SyncPlan;
+use crate::{Error, RagIndex, Result, embedding_key, provenance};
+
+impl RagIndex {
+    /// Applies `plan` in one transaction of the collection. Returns (chunks deleted, live
+    /// chunks after), as the embedded commit does.
+    pub(crate) fn commit_plan_pg(
+        &self,
+        plan: &SyncPlan,
+        cx: CommitContext<'_>,
+    ) -> Result<(usize, usize)> {
+        let store = self
+            .pg()
+            .ok_or_else(|| self.unsupported("a PostgreSQL commit"))?;
+        let mut meta = cx.old_meta.clone().unwrap_or_else(|| IndexMeta {
+            format_version: rag_store::FORMAT_VERSION,
+            model_fingerprint: cx.model_id.to_owned(),
+            chunker_fingerprint: cx.chunker_id.to_owned(),
+            dim: self.embedder.dim(),
+            generation: 0,
+            next_point: 0,
+            graph: None,
+            unreferenced_vectors_bound: 0,
+            access_rules: None,
+            metadata_epoch: 0,
+            committed_at: None,
+        });
+        meta.access_rules = Some(cx.access_rules.to_owned());
+        if plan.reindex {
+            meta.model_fingerprint = cx.model_id.to_owned();
+            meta.chunker_fingerprint = cx.chunker_id.to_owned();
+            meta.dim = self.embedder.dim();
+        }
+        let old = old_metadata(store, plan)?;
+        let mut commit = PgCommit {
+            clear: plan.reindex,
+            ..PgCommit::default()
+        };
+        let mut deleted = 0;
+        if !plan.reindex {
+            for (path, ids) in &plan.removed {
+                deleted += ids
+                    .iter()
+                    .filter(|id| old.contains_key(id.as_str()))
+                    .count();
+                commit.remove_chunks.extend(ids.iter().cloned());
+                commit.remove_files.push(path.clone());
+            }
+        } else {
+            deleted = self.committed_state()?.live;
+        }
+        let now = provenance::rfc3339(provenance::now_ns());
+        for file in &plan.changed {
+            let indexed_at = file
+                .old_ids
+                .iter()
+                .filter_map(|id| old.get(id.as_str()))
+                .filter_map(|m| provenance::field(m, "indexed_at"))
+                .min()
+                .unwrap_or_else(|| now.clone());
+            let source = provenance::SourceFacts {
+                size: file.stat.size,
+                modified_ns: file.stat.modified_ns,
+                content_hash: &file.content_hash,
+            };
+            for id in file.dropped_ids() {
+                if old.contains_key(id) {
+                    deleted += 1;
+                }
+                commit.remove_chunks.push(id.to_string());
+            }
+            for chunk in &file.chunks {
+                let changed_at = old
+                    .get(chunk.id.as_str())
+                    .and_then(|m| provenance::field(m, "changed_at"));
+                let mut metadata = chunk.metadata.clone();
+                provenance::stamp_source(&mut metadata, &source);
+                provenance::stamp_times(
+                    &mut metadata,
+                    &indexed_at,
+                    changed_at.as_deref().unwrap_or(&now),
+                );
+                commit
+                    .put_chunks
+                    .push(pg_chunk(chunk, metadata, cx.model_id));
+            }
+            let record = rag_store::FileRecord {
+                size: file.stat.size,
+                mtime_ns: file.stat.mtime_ns,
+                content_hash: file.content_hash.clone(),
+                chunk_ids: file.chunks.iter().map(|c| c.id.clone()).collect(),
+            };
+            commit.put_files.push((file.path.clone(), pg_file(&record)));
+        }
+        // A touch rewrites provenance only; the chunks keep their text and vector.
+        let touched_ids: Vec<String> = plan
+            .touched
+            .iter()
+            .flat_map(|(_, record, _)| record.chunk_ids.iter().cloned())
+            .collect();
+        let mut touched_chunks: HashMap<String, PgChunk> = match touched_ids.is_empty() {
+            true => HashMap::new(),
+            false => store
+                .read(|view| view.chunks_by_id(&touched_ids))?
+                .into_iter()
+                .map(|c| (c.id.clone(), c))
+                .collect(),
+        };
+        for (path, record, stat) in &plan.touched {
+            commit.put_files.push((path.clone(), pg_file(record)));
+            let source = provenance::SourceFacts {
+                size: stat.size,
+                modified_ns: stat.modified_ns,
+                content_hash: &record.content_hash,
+            };
+            for id in &record.chunk_ids {
+                if let Some(mut chunk) = touched_chunks.remove(id) {
+                    provenance::stamp_source(&mut chunk.metadata, &source);
+                    commit.put_chunks.push(chunk);
+                }
+            }
+        }
+        if !commit.put_chunks.is_empty() || plan.changes_chunks() {
+            meta.metadata_epoch += 1;
+        }
+        if plan.changes_chunks() {
+            meta.generation += 1;
+            meta.committed_at = Some(
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_millis() as u64),
+            );
+        }
+        commit.meta = serde_json::to_value(&meta).map_err(|e| Error::InvalidConfig {
+            reason: format!("meta record does not encode: {e}"),
+        })?;
+        // The last moment to stop: nothing is written yet.
+        if cx.cancel.load(std::sync::atomic::Ordering::Relaxed) {
+            return Err(Error::Cancelled);
+        }
+        store.commit(&commit, meta.dim)?;
+        let live = store.counts()?.chunks as usize;
+        debug_assert!(meta_from(store.meta()?, &self.dir).is_ok());
+        Ok((deleted, live))
+    }
+}
+
+/// Metadata of the stored chunks the plan's changed and touched files had or will have, by ID
+/// (for the provenance times that survive an edit).
+fn old_metadata(store: &PgStore, plan: &SyncPlan) -> Result<HashMap<String, Map<String, Value>>> {
+    let mut ids: HashSet<String> = HashSet::new();
+    for file in &plan.changed {
+        ids.extend(file.old_ids.iter().cloned());
+        ids.extend(file.chunks.iter().map(|c| c.id.clone()));
+    }
+    for (_, removed) in &plan.removed {
+        ids.extend(removed.iter().cloned());
+    }
+    if ids.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let ids: Vec<String> = ids.into_iter().collect();
+    Ok(store
+        .read(|view| view.chunks_by_id(&ids))?
+        .into_iter()
+        .map(|chunk| (chunk.id, chunk.metadata))
+        .collect())
+}
+
+fn pg_chunk(chunk: &rag_chunker::Chunk, metadata: Map<String, Value>, model_id: &str) -> PgChunk {
+    PgChunk {
+        id: chunk.id.clone(),
+        path: chunk.path.clone(),
+        title: chunk.title.clone(),
+        heading_path: chunk.heading_path.clone(),
+        ordinal: chunk.ordinal as u32,
+        byte_range: (chunk.byte_range.start as u64, chunk.byte_range.end as u64),
+        text: chunk.text.clone(),
+        hash: chunk.hash.clone(),
+        tokens: chunk.tokens as u32,
+        labels: required_labels(&metadata),
+        metadata,
+        embedding_key: embedding_key(model_id, &chunk.hash),
+    }
+}

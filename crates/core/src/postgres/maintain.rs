@@ -1,0 +1,162 @@
+//! `stats` and `verify` of a PostgreSQL collection.
+
+use std::collections::{HashMap, HashSet};
+
+use rag_pg::{PgCommit, PgStore};
+
+use super::meta_from;
+use crate::verify::VerifyReport;
+use crate::{Error, RagIndex, Result, Stats};
+
+impl RagIndex {
+    pub(crate) fn stats_pg(&self, store: &PgStore) -> Result<Stats> {
+        let (meta, counts) = store
+            .read(|view| Ok::<_, Error>((meta_from(view.meta()?, &self.dir)?, view.counts()?)))?;
+        let chunks = self.dump()?;
+        let tokens: u64 = chunks.iter().map(|c| u64::from(c.tokens)).sum();
+        let fingerprint = self.embedder.fingerprint();
+        Ok(Stats {
+            files: counts.files,
+            chunks: counts.chunks,
+            vectors: counts.embeddings,
+            dimensions: meta.as_ref().map_or(self.embedder.dim(), |m| m.dim),
+            model: fingerprint.name.clone(),
+            model_fingerprint: meta
+                .as_ref()
+                .map_or_else(|| fingerprint.id(), |m| m.model_fingerprint.clone()),
+            chunker_fingerprint: meta.as_ref().map_or_else(
+                || self.chunker_fingerprint.clone(),
+                |m| m.chunker_fingerprint.clone(),
+            ),
+            generation: meta.as_ref().map_or(0, |m| m.generation),
+            committed_at: meta.as_ref().and_then(|m| m.committed_at),
+            mean_chunk_tokens: match chunks.is_empty() {
+                true => 0.0,
+                false => tokens as f64 / chunks.len() as f64,
+            },
+            // The shared tables' sizes: chunks with their text and lexical indexes, and the
+            // HNSW indexes.
+            db_bytes: counts.chunk_bytes,
+            graph_bytes: counts.vector_index_bytes,
+            lexical_bytes: 0,
+            total_bytes: counts.chunk_bytes,
+        })
+    }
+
+    /// Checks the collection: meta decodes and names this model, every manifest entry's chunks
+    /// exist and belong to it, no chunk is outside the manifest, every chunk's hash matches its
+    /// text and its vector has the collection's dimensions. With `repair`, drops the stray
+    /// chunks and the manifest entries of files with inconsistent data (the next sync
+    /// re-indexes them), in one transaction.
+    pub(crate) fn verify_pg(&self, store: &PgStore, repair: bool) -> Result<VerifyReport> {
+        let (meta, files, chunks, dims, counts) = store.read(|view| {
+            Ok::<_, Error>((
+                meta_from(view.meta()?, &self.dir)?,
+                view.files()?,
+                view.chunks()?,
+                view.dimensions()?,
+                view.counts()?,
+            ))
+        })?;
+        let mut report = VerifyReport {
+            files: counts.files,
+            chunks: counts.chunks,
+            vectors: counts.embeddings,
+            ..VerifyReport::default()
+        };
+        let Some(meta) = meta else {
+            if !chunks.is_empty() || !files.is_empty() {
+                report
+                    .problems
+                    .push("the collection has rows but no meta record".into());
+            }
+            return Ok(report);
+        };
+        if meta.model_fingerprint != self.embedder.fingerprint().id() {
+            report.problems.push(format!(
+                "vectors were made by model {}; this build uses {}",
+                meta.model_fingerprint,
+                self.embedder.fingerprint().id()
+            ));
+        }
+        for (dim, count) in &dims {
+            if *dim != meta.dim {
+                report.problems.push(format!(
+                    "{count} chunk vector(s) have {dim} dimensions, not {}",
+                    meta.dim
+                ));
+            }
+        }
+        let by_id: HashMap<&str, &rag_pg::PgChunk> =
+            chunks.iter().map(|c| (c.id.as_str(), c)).collect();
+        let mut listed: HashSet<&str> = HashSet::new();
+        let mut bad_files: Vec<String> = Vec::new();
+        for (path, file) in &files {
+            let mut bad = false;
+            for id in &file.chunk_ids {
+                listed.insert(id);
+                match by_id.get(id.as_str()) {
+                    None => {
+                        report
+                            .problems
+                            .push(format!("{path}: chunk {id} is missing"));
+                        bad = true;
+                    }
+                    Some(chunk) if chunk.path != *path => {
+                        report
+                            .problems
+                            .push(format!("{path}: chunk {id} belongs to {}", chunk.path));
+                        bad = true;
+                    }
+                    Some(chunk)
+                        if blake3::hash(chunk.text.as_bytes()).to_hex().as_str() != chunk.hash =>
+                    {
+                        report
+                            .problems
+                            .push(format!("{path}: chunk {id} text does not match its hash"));
+                        bad = true;
+                    }
+                    Some(_) => {}
+                }
+            }
+            if bad {
+                bad_files.push(path.clone());
+            }
+        }
+        let strays: Vec<String> = chunks
+            .iter()
+            .filter(|c| !listed.contains(c.id.as_str()))
+            .map(|c| c.id.clone())
+            .collect();
+        if !strays.is_empty() {
+            report.problems.push(format!(
+                "{} chunk(s) belong to no manifest entry (first: {})",
+                strays.len(),
+                strays[0]
+            ));
+        }
+        if repair && (!strays.is_empty() || !bad_files.is_empty()) {
+            let mut remove_chunks = strays.clone();
+            for path in &bad_files {
+                if let Some((_, file)) = files.iter().find(|(p, _)| p == path) {
+                    remove_chunks.extend(file.chunk_ids.iter().cloned());
+                }
+            }
+            let commit = PgCommit {
+                remove_chunks,
+                remove_files: bad_files.clone(),
+                meta: serde_json::to_value(&meta).map_err(|e| Error::InvalidConfig {
+                    reason: format!("meta record does not encode: {e}"),
+                })?,
+                ..PgCommit::default()
+            };
+            store.commit(&commit, meta.dim)?;
+            report.repaired.push(format!(
+                "dropped {} stray chunk(s) and the manifest entries of {} file(s), which the next sync re-indexes",
+                strays.len(),
+                bad_files.len()
+            ));
+        }
+        Ok(report)
+    }
+}

@@ -1,0 +1,79 @@
+//! The lifecycle's storage steps on PostgreSQL: records to rows and back, the commit, and the
+//! query pipeline's candidate retrieval in SQL.
+
+mod commit;
+mod maintain;
+mod search;
+
+use std::path::Path;
+
+use rag_pg::{PgChunk, PgFile, PgView};
+use rag_store::{FileRecord, IndexMeta};
+use serde_json::Value;
+
+use crate::chunk::IndexedChunk;
+use crate::source::ChunkSource;
+use crate::{Error, Result};
+
+/// The collection's meta record, decoded.
+pub(crate) fn meta_from(value: Option<Value>, location: &Path) -> Result<Option<IndexMeta>> {
+    value
+        .map(|value| {
+            serde_json::from_value(value).map_err(|e| Error::Damaged {
+                path: location.to_owned(),
+                reason: format!("the collection's meta record does not decode: {e}"),
+            })
+        })
+        .transpose()
+}
+
+pub(crate) fn file_record(file: PgFile) -> FileRecord {
+    FileRecord {
+        size: file.size,
+        mtime_ns: i128::from(file.mtime_ns),
+        content_hash: file.content_hash,
+        chunk_ids: file.chunk_ids,
+    }
+}
+
+pub(crate) fn pg_file(record: &FileRecord) -> PgFile {
+    PgFile {
+        size: record.size,
+        mtime_ns: i64::try_from(record.mtime_ns).unwrap_or(i64::MAX),
+        content_hash: record.content_hash.clone(),
+        chunk_ids: record.chunk_ids.clone(),
+    }
+}
+
+pub(crate) fn indexed_chunk(chunk: PgChunk) -> IndexedChunk {
+    IndexedChunk {
+        chunk_id: chunk.id,
+        path: chunk.path,
+        title: chunk.title,
+        heading_path: chunk.heading_path,
+        ordinal: chunk.ordinal,
+        byte_range: chunk.byte_range.0..chunk.byte_range.1,
+        text: chunk.text,
+        hash: chunk.hash,
+        tokens: chunk.tokens,
+        metadata: chunk.metadata,
+    }
+}
+
+/// A read transaction as a [`ChunkSource`].
+pub(crate) struct PgChunks<'v, 'a, 't>(pub &'v mut PgView<'a, 't>);
+
+impl ChunkSource for PgChunks<'_, '_, '_> {
+    fn chunk(&mut self, chunk_id: &str) -> Result<Option<IndexedChunk>> {
+        Ok(self.0.chunk(chunk_id)?.map(indexed_chunk))
+    }
+
+    fn file_chunks(&mut self, path: &str) -> Result<Vec<IndexedChunk>> {
+        Ok(self
+            .0
+            .file_chunks(path)?
+            .into_iter()
+            .map(indexed_chunk)
+            .collect())
+    }
+}
