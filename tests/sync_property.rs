@@ -3,16 +3,21 @@
 //! now is — IDs, paths, texts and vectors — the lexical index holds exactly the live chunks, and
 //! `verify` passes.
 //!
+//! The same property holds on the PostgreSQL backend (a real server from `scripts/pg.sh`),
+//! where the fresh index to compare with is a new collection.
+//!
 //! Sequences are random but seeded. `RAG_PROPTEST_SEQUENCES` (default 12) and `RAG_PROPTEST_SEED`
 //! set how many and which; `scripts/sync-property.sh` runs a larger number.
 
 mod common;
+#[path = "common/pg.rs"]
+mod pg_support;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use common::*;
-use rag_index_core::{IndexConfig, RagIndex, SearchMode, SearchRequest};
+use rag_index_core::{IndexConfig, OpenMode, RagIndex, SearchMode, SearchRequest, StoreLocation};
 use rag_lexical::LexicalIndex;
 
 const STEPS_PER_SEQUENCE: usize = 6;
@@ -257,5 +262,82 @@ fn random_edit_sequences_keep_the_index_equal_to_a_fresh_one() {
                 y.score
             );
         }
+    }
+}
+
+#[test]
+fn random_edit_sequences_on_postgres_keep_the_collection_equal_to_a_fresh_one() {
+    let server = pg_support::PgServer::start();
+    let pool = pool();
+    let sequences = env_number("RAG_PG_PROPTEST_SEQUENCES", 3);
+    let seed = env_number("RAG_PROPTEST_SEED", 0x5eed);
+    let open = |collection: &str| {
+        let location =
+            StoreLocation::from_flag(Some(&server.url), Path::new("unused"), Some(collection))
+                .unwrap();
+        RagIndex::open_at(
+            &location,
+            embedder(),
+            IndexConfig::default(),
+            OpenMode::Writer { wait: false },
+        )
+        .unwrap()
+    };
+    for sequence in 0..sequences {
+        let mut rng = fastrand::Rng::with_seed(seed.wrapping_add(1000 + sequence));
+        let work = tempfile::tempdir().unwrap();
+        let docs = work.path().join("docs");
+        std::fs::create_dir_all(&docs).unwrap();
+        for i in 0..4 {
+            let src = &pool[rng.usize(..pool.len())];
+            std::fs::copy(src, docs.join(format!("start-{i}.md"))).unwrap();
+        }
+        let index = open(&format!("seq{sequence}"));
+        sync_in_process(&index, &docs);
+        let mut history = Vec::new();
+        for step in 0..STEPS_PER_SEQUENCE {
+            for c in 0..1 + rng.usize(..3) {
+                history.push(mutate(&mut rng, &docs, &pool, step * 10 + c));
+            }
+            let report = sync_in_process(&index, &docs);
+            let live = live_state(&index);
+            let keys: BTreeSet<_> = live.keys().cloned().collect();
+            assert_eq!(
+                keys,
+                expected_chunks(&docs, None),
+                "seed {seed} sequence {sequence} after: {history:#?}"
+            );
+            assert_eq!(report.chunks.total, live.len());
+            let verify = index.verify(false).unwrap();
+            assert!(
+                verify.ok(),
+                "verify after {history:#?}: {:?}",
+                verify.problems
+            );
+            let noop = sync_in_process(&index, &docs);
+            assert_eq!((noop.chunks.embedded, noop.chunks.deleted), (0, 0));
+        }
+        let fresh = open(&format!("fresh{sequence}"));
+        sync_in_process(&fresh, &docs);
+        assert_eq!(live_state(&index), live_state(&fresh), "after {history:#?}");
+        let request = SearchRequest::new(
+            "how do I configure a router middleware",
+            rag_index_core::Access::public(),
+        )
+        .mode(SearchMode::Dense)
+        .exact(true);
+        let scores = |i: &RagIndex| -> Vec<f32> {
+            i.search_with(&request)
+                .unwrap()
+                .iter()
+                .map(|h| h.score)
+                .collect()
+        };
+        let (a, b) = (scores(&index), scores(&fresh));
+        assert_eq!(a.len(), b.len());
+        assert!(
+            a.iter().zip(&b).all(|(x, y)| (x - y).abs() < 1e-4),
+            "{a:?} vs {b:?}"
+        );
     }
 }
