@@ -214,7 +214,7 @@ async fn chunk(State(app): State<App>, Path(id): Path<String>, request: Request)
 }
 
 async fn status(State(app): State<App>, request: Request) -> Response {
-    match app.server.status(&access_of(&request)) {
+    match app.server.status(&access_of(&request)).await {
         Ok(status) => axum::Json(status).into_response(),
         Err(failure) => failure.into_response(),
     }

@@ -108,7 +108,7 @@ impl Mcp {
         &self,
         Parameters(_): Parameters<NoParams>,
     ) -> std::result::Result<CallToolResult, ErrorData> {
-        Ok(answer(self.server.status(&self.access)))
+        Ok(answer(self.server.status(&self.access).await))
     }
 }
 

@@ -189,8 +189,9 @@ impl Server {
 
     /// Freshness and what the caller may see. Reads one small record: cheap enough for
     /// health checks, and never waits for a search slot.
-    pub(crate) fn status(&self, access: &Access) -> Result<Value, Failure> {
-        let commit = self.inner.index.last_commit()?;
+    pub(crate) async fn status(&self, access: &Access) -> Result<Value, Failure> {
+        // A store read: off the async threads, as searches are (a PostgreSQL client blocks).
+        let commit = self.blocking(|index| Ok(index.last_commit()?)).await?;
         let watch = self.inner.extra_status.get().map(|f| f());
         Ok(json!({
             "index": self.inner.index.dir().display().to_string(),

@@ -1,0 +1,163 @@
+"""Helpers of benches/pg_scale.sh (run with the LangChain/pg venv's python: numpy, psycopg, blake3).
+
+    gen CORPUS OUT N        N one-section Markdown files, as benches/sync_lifecycle.sh makes them,
+                            plus one line naming the file, so every chunk text (and vector) is unique
+    seed URL FINGERPRINT    chunk JSON lines (`rag-index chunks --json`) on stdin -> one random unit
+                            vector (384 dims) per distinct hash, COPYed into rag_index.embeddings
+    sizes URL               table and index sizes as JSON
+    search URL QUERIES K    against `rag-index serve --http` at URL: per query, dense and hybrid,
+                            graph and --exact; latency p50/p99 and recall@K of graph vs exact
+"""
+
+import json
+import os
+import re
+import statistics
+import sys
+import time
+
+
+def gen(corpus, out, n):
+    sections = []
+    for dirpath, _, names in os.walk(corpus):
+        for name in sorted(names):
+            if not name.endswith(".md"):
+                continue
+            text = open(os.path.join(dirpath, name), encoding="utf-8").read()
+            title = name[:-3]
+            m = re.search(r"^title:\s*\"?(.*?)\"?\s*$", text, re.M) or re.search(r"^# (.+)$", text, re.M)
+            if m:
+                title = m.group(1).strip()
+            if text.startswith("---"):
+                end = text.find("\n---", 3)
+                text = text[end + 4:] if end > 0 else text
+            current, fence = [], False
+            for line in text.splitlines():
+                if line.startswith("```"):
+                    fence = not fence
+                if not fence and re.match(r"#{1,3} ", line) and current:
+                    sections.append((title, current))
+                    current = []
+                current.append(line)
+            if current:
+                sections.append((title, current))
+    pool = []
+    for title, lines in sections:
+        body, size = [], 0
+        for line in lines:
+            if size + len(line) > 700 and body:
+                break
+            body.append(line)
+            size += len(line) + 1
+        body = "\n".join(body).strip()
+        if body.count("```") % 2:
+            body += "\n```"
+        if len(body) > 80:
+            pool.append((title.replace('"', "'"), body))
+    old = time.time() - 86400
+    for i in range(n):
+        title, body = pool[i % len(pool)]
+        d = os.path.join(out, f"d{i // 1000:04d}")
+        if i % 1000 == 0:
+            os.makedirs(d, exist_ok=True)
+        p = os.path.join(d, f"doc{i:07d}.md")
+        with open(p, "w", encoding="utf-8") as f:
+            f.write(f'---\ntitle: "{title}"\nid: {i}\n---\n{body}\n\nGenerated document {i}.\n')
+        os.utime(p, (old, old))
+    print(f"{len(pool)} distinct sections, {n} files", file=sys.stderr)
+
+
+def seed(url, fingerprint):
+    import blake3
+    import numpy as np
+    import psycopg
+    from pgvector.psycopg import register_vector
+
+    prefix = blake3.blake3(fingerprint.encode()).hexdigest()[:16]
+    hashes, chunks = set(), 0
+    for line in sys.stdin:
+        if line.strip():
+            hashes.add(json.loads(line)["hash"])
+            chunks += 1
+    rng = np.random.default_rng(42)
+    t = time.perf_counter()
+    with psycopg.connect(url) as conn:
+        register_vector(conn)
+        with conn.cursor() as cur, cur.copy(
+                "COPY rag_index.embeddings (key, dim, vector) FROM STDIN WITH (FORMAT BINARY)") as copy:
+            copy.set_types(["text", "int4", "vector"])
+            hashes = sorted(hashes)
+            for start in range(0, len(hashes), 10000):
+                part = hashes[start:start + 10000]
+                v = rng.standard_normal((len(part), 384), dtype=np.float32)
+                v /= np.linalg.norm(v, axis=1, keepdims=True)
+                for h, row in zip(part, v):
+                    copy.write_row((f"{prefix}:{h}", 384, row))
+    print(json.dumps({"chunks": chunks, "distinct_hashes": len(hashes), "key_prefix": prefix,
+                      "copy_s": round(time.perf_counter() - t, 2)}))
+
+
+def sizes(url):
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        rows = conn.execute(
+            "SELECT c.relname, pg_total_relation_size(c.oid) FROM pg_class c JOIN pg_namespace n "
+            "ON n.oid = c.relnamespace WHERE n.nspname = 'rag_index' AND c.relkind IN ('r', 'i') "
+            "ORDER BY 2 DESC").fetchall()
+        db = conn.execute("SELECT pg_database_size(current_database())").fetchone()[0]
+    print(json.dumps({"database_bytes": db, "relations": {name: size for name, size in rows}}))
+
+
+def search(url, queries_file, k):
+    import urllib.request
+
+    def post(body):
+        req = urllib.request.Request(url + "/search", data=json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json"})
+        t = time.perf_counter()
+        with urllib.request.urlopen(req, timeout=600) as r:
+            out = json.load(r)
+        return (time.perf_counter() - t) * 1000, out
+
+    def ids(out):
+        hits = out.get("hits", out.get("results", []))
+        return [h["chunk_id"] for h in hits]
+
+    queries = [l.rstrip("\n") for l in open(queries_file, encoding="utf-8") if l.strip()]
+    post({"query": "warm up", "k": k})
+    lat = {m: [] for m in ("dense", "dense-exact", "hybrid", "hybrid-exact")}
+    recall = {"dense": [], "hybrid": []}
+    for q in queries:
+        got = {}
+        for mode in ("dense", "hybrid"):
+            for exact in (False, True):
+                ms, out = post({"query": q, "k": k, "mode": mode, "exact": exact, "dedup": False})
+                name = mode + ("-exact" if exact else "")
+                lat[name].append(ms)
+                got[name] = ids(out)
+        for mode in ("dense", "hybrid"):
+            truth = set(got[mode + "-exact"])
+            recall[mode].append(len(truth & set(got[mode])) / max(1, len(truth)))
+
+    def pct(xs, f):
+        xs = sorted(xs)
+        return round(xs[min(len(xs) - 1, int(round(f * (len(xs) - 1))))], 1)
+
+    print(json.dumps({"queries": len(queries), "k": k,
+                      "latency_ms": {m: {"p50": round(statistics.median(v), 1), "p99": pct(v, 0.99),
+                                         "max": round(max(v), 1)} for m, v in lat.items()},
+                      "recall_vs_exact": {m: round(statistics.mean(v), 4) for m, v in recall.items()},
+                      "recall_min": {m: round(min(v), 2) for m, v in recall.items()}}))
+
+
+if __name__ == "__main__":
+    cmd = sys.argv[1]
+    if cmd == "gen":
+        gen(sys.argv[2], sys.argv[3], int(sys.argv[4]))
+    elif cmd == "seed":
+        seed(sys.argv[2], sys.argv[3])
+    elif cmd == "sizes":
+        sizes(sys.argv[2])
+    elif cmd == "search":
+        search(sys.argv[2], sys.argv[3], int(sys.argv[4]))
