@@ -102,6 +102,8 @@ def cmd_sync(args):
     opened = time.perf_counter()
 
     tokenizer = Tokenizer.from_file(os.path.join(args.model, "tokenizer.json"))
+    tokenizer.no_truncation()  # tokenizer.json truncates and pads to 128: lengths would be 128
+    tokenizer.no_padding()
     splitter = RecursiveCharacterTextSplitter(
         chunk_size=args.chunk_tokens, chunk_overlap=args.chunk_overlap,
         length_function=lambda t: len(tokenizer.encode(t, add_special_tokens=False).ids),
@@ -118,6 +120,7 @@ def cmd_sync(args):
                                          metadata={"source": os.path.relpath(path, args.docs)}))
     chunks = splitter.split_documents(docs)
     split = time.perf_counter()
+    tokens = [len(tokenizer.encode(c.page_content, add_special_tokens=False).ids) for c in chunks]
     result = index(chunks, record_manager, store, cleanup="full", source_id_key="source",
                    batch_size=args.batch_size, key_encoder="sha256")
     indexed = time.perf_counter()
@@ -125,6 +128,7 @@ def cmd_sync(args):
     print(json.dumps({
         "files": len(docs), "chunks": len(chunks), **{k: result[k] for k in
         ("num_added", "num_updated", "num_skipped", "num_deleted")},
+        "mean_chunk_tokens": round(statistics.mean(tokens), 1) if tokens else 0,
         "embedded": embeddings.embedded, "embed_s": round(embeddings.seconds, 3), "store_rows": rows,
         "import_and_model_s": round(imported - STARTED, 3), "open_s": round(opened - imported, 3),
         "split_s": round(split - opened, 3), "index_s": round(indexed - split, 3),

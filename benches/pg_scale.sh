@@ -9,7 +9,8 @@
 # Each size gets a fresh server (scripts/pg.sh; --fast = PG_FAST=1) and generated folder; a size
 # is skipped (and the run ends) when the projection from the previous size exceeds the time
 # budget or the free disk. Env: RAG_INDEX_BIN (default /var/tmp/rag-index-bench-bin), LC_VENV
-# (default /var/tmp/lcpg-venv: numpy, psycopg, pgvector, blake3). Raw numbers: a JSON file.
+# (default /var/tmp/lcpg-venv: numpy, psycopg, pgvector, blake3), BENCH_TMP (default /var/tmp).
+# Raw numbers: a JSON file under /var/tmp.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -77,7 +78,7 @@ for n in "${size_list[@]}"; do
             break
         fi
     fi
-    size_t0=$(now_ms) free0=$(free_bytes)
+    size_t0=$(now_ms)
     pgdata="$tmp/pgscale-pg.${work##*.}-$n"
     PG_FAST=$fast "$root/scripts/pg.sh" start "$pgdata" >/dev/null
     url="$("$root/scripts/pg.sh" url "$pgdata" --direct)"
@@ -139,7 +140,7 @@ EOF
     log "size $n search: $(cat "$work/search.json")"
     kill "$serve_pid"; wait "$serve_pid" 2>/dev/null || true; serve_pid=""
 
-    used=$((free0 - $(free_bytes)))
+    used=$(($(du -sB1 "$pgdata" | cut -f1) + $(du -sB1 "$big" | cut -f1)))
     record "{\"size\":$n,\"step\":\"footprint\",\"disk_bytes\":$used,\"size_ms\":$(($(now_ms) - size_t0))}"
     "$root/scripts/pg.sh" stop "$pgdata" >/dev/null 2>&1 || true
     pgdata=""
@@ -191,7 +192,7 @@ for n in sorted({r["size"] for r in rows}):
     fp = get("footprint")
     print(f"\nDatabase {sz['database_bytes'] / 2**20:.0f} MiB; " + ", ".join(
         f"{k} {v / 2**20:.0f} MiB" for k, v in sz["relations"].items() if v > 2**20) +
-        f"; disk used by the size (db + WAL + folder) {fp['disk_bytes'] / 2**20:.0f} MiB; "
+        f"; server data dir (db + WAL) + folder {fp['disk_bytes'] / 2**20:.0f} MiB; "
         f"verify exit {get('verify')['exit']}; whole size {fp['size_ms'] / 60000:.1f} min.\n")
 print(f"raw numbers: {sys.argv[2]}")
 EOF

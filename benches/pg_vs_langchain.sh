@@ -10,7 +10,8 @@
 #
 # Env: RAG_INDEX_BIN (default /var/tmp/rag-index-bench-bin), LC_VENV (default /var/tmp/lcpg-venv,
 # made from benches/langchain_pg_requirements.txt if missing), ST_SITE (site-packages holding torch
-# + sentence-transformers for --embeddings st; default benches/peers/.venv-langchain's).
+# + sentence-transformers for --embeddings st; default benches/peers/.venv-langchain's), BENCH_TMP
+# (scratch folder and server data, default /var/tmp).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -78,7 +79,7 @@ rag() {
     t0=$(now_ms)
     "$bin" --model-dir "$model" sync "$docs" "${where[@]}" --json >"$work/out.json" 2>"$work/err.txt" || rc=$?
     t1=$(now_ms)
-    [ "$rc" = 0 ] || { cat "$work/err.txt" >&2; echo "error: rag-index $system sync failed ($rc)" >&2; exit 1; }
+    [ "$rc" = 0 ] || { cat "$work/err.txt" "$work/out.json" >&2; echo "error: rag-index $system sync failed ($rc)" >&2; exit 1; }
     record "{\"system\":\"$system\",\"step\":\"$step\",\"run\":$run,\"load\":$load,\"wall_ms\":$((t1 - t0)),\"report\":$(cat "$work/out.json")}"
     log "$system $step#$run: $((t1 - t0)) ms $(cat "$work/out.json")"
 }

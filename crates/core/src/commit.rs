@@ -49,6 +49,7 @@ impl RagIndex {
             access_rules: None,
             metadata_epoch: 0,
             committed_at: None,
+            labels_seen: None,
         });
         meta.access_rules = Some(cx.access_rules.to_owned());
         let mut deleted_points: Vec<u64> = Vec::new();
@@ -174,6 +175,24 @@ impl RagIndex {
         if metadata_changed || plan.changes_chunks() {
             meta.metadata_epoch += 1;
         }
+        let labelled_now = plan
+            .changed
+            .iter()
+            .flat_map(|f| &f.chunks)
+            .any(|c| !crate::access::required_labels(&c.metadata).is_empty());
+        meta.labels_seen = Some(
+            match (plan.reindex, cx.old_meta.as_ref(), meta.labels_seen) {
+                (true, _, _) | (_, None, _) => labelled_now,
+                (false, Some(_), Some(seen)) => seen || labelled_now,
+                // Written before the flag existed: look once.
+                (false, Some(_), None) => {
+                    labelled_now
+                        || write.chunks()?.iter().any(|(_, c)| {
+                            !crate::access::required_labels(&provenance::metadata_of(c)).is_empty()
+                        })
+                }
+            },
+        );
         log::debug!(
             "commit: chunks and manifest written in {:?}",
             phase.elapsed()
@@ -313,6 +332,7 @@ impl RagIndex {
         *self.searcher.write().expect("searcher lock") = Some(Arc::new(Searcher {
             generation: meta.generation,
             epoch: meta.metadata_epoch,
+            labels_seen: meta.labels_seen,
             snapshot: self.store()?.read()?,
             vectors: Arc::new(vectors),
             lexical: std::sync::RwLock::new(lexical),

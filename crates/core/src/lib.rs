@@ -468,12 +468,12 @@ impl RagIndex {
         }
         let searcher = self.searcher()?;
         self.check_query_model(&searcher)?;
-        let points = searcher.points()?;
         let none = Filter::default();
-        let check = |point: u64| points.allows(point, access, &none);
-        let allow: Option<&(dyn Fn(u64) -> bool + Sync)> = match points.passes_all(&none) {
-            true => None,
-            false => Some(&check),
+        let points = searcher.points_for(&none)?;
+        let check = |point: u64| points.is_none_or(|p| p.allows(point, access, &none));
+        let allow: Option<&(dyn Fn(u64) -> bool + Sync)> = match points {
+            Some(p) if !p.passes_all(&none) => Some(&check),
+            _ => None,
         };
         let found = if exact {
             searcher.vectors.search_exact(vector, k, allow)?

@@ -43,12 +43,15 @@ impl RagIndex {
             return self.search_pg(store, request);
         }
         let searcher = self.searcher()?;
-        let points = searcher.points()?;
-        points.check_keys(&request.filter)?;
-        let check = |point: u64| points.allows(point, &request.access, &request.filter);
-        let allow: Allow<'_> = match points.passes_all(&request.filter) {
-            true => None,
-            false => Some(&check),
+        let points = searcher.points_for(&request.filter)?;
+        if let Some(points) = points {
+            points.check_keys(&request.filter)?;
+        }
+        let check =
+            |point: u64| points.is_none_or(|p| p.allows(point, &request.access, &request.filter));
+        let allow: Allow<'_> = match points {
+            Some(p) if !p.passes_all(&request.filter) => Some(&check),
+            _ => None,
         };
         let k = request.k;
         let wanted = wanted(request);

@@ -17,6 +17,8 @@ pub(crate) struct Searcher {
     pub(crate) generation: u64,
     /// [`IndexMeta::metadata_epoch`](rag_store::IndexMeta) of the snapshot.
     pub(crate) epoch: u64,
+    /// [`IndexMeta::labels_seen`](rag_store::IndexMeta) of the snapshot.
+    pub(crate) labels_seen: Option<bool>,
     pub(crate) snapshot: Snapshot,
     /// Shared by searchers of one generation (a touch makes a new searcher, not a new graph).
     pub(crate) vectors: Arc<VectorIndex>,
@@ -52,6 +54,16 @@ impl Searcher {
             hits.push(hit);
         }
         Ok(hits)
+    }
+
+    /// The point table, when a search with `filter` needs one: not when there is no filter and
+    /// no committed chunk ever needed a label (then every live point passes, and building the
+    /// table would read every chunk record).
+    pub(crate) fn points_for(&self, filter: &crate::Filter) -> Result<Option<&PointTable>> {
+        match filter.is_empty() && self.labels_seen == Some(false) {
+            true => Ok(None),
+            false => self.points().map(Some),
+        }
     }
 
     /// The point table of this generation (built once: it reads every chunk record).
@@ -90,6 +102,7 @@ impl RagIndex {
             let searcher = Arc::new(Searcher {
                 generation,
                 epoch,
+                labels_seen: meta.as_ref().and_then(|m| m.labels_seen),
                 snapshot,
                 vectors: current.vectors.clone(),
                 lexical: RwLock::new(current.lexical()),
@@ -135,6 +148,7 @@ impl RagIndex {
             return Ok(Searcher {
                 generation,
                 epoch,
+                labels_seen: meta.as_ref().and_then(|m| m.labels_seen),
                 snapshot,
                 vectors: Arc::new(vectors),
                 lexical,
@@ -145,6 +159,7 @@ impl RagIndex {
         Ok(Searcher {
             generation,
             epoch,
+            labels_seen: meta.as_ref().and_then(|m| m.labels_seen),
             snapshot,
             vectors: Arc::new(vectors),
             lexical,

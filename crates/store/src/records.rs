@@ -39,6 +39,11 @@ pub struct IndexMeta {
     /// epoch (for freshness reports). Absent in indexes written before it existed.
     #[serde(default)]
     pub committed_at: Option<u64>,
+    /// Whether any committed chunk may require a permission label: set by the first labelled
+    /// chunk and kept (recomputed on a reindex), so an index that never had one searches
+    /// without per-point checks. Absent (unknown) in indexes written before it existed.
+    #[serde(default)]
+    pub labels_seen: Option<bool>,
 }
 
 /// Names the saved vector-index directory and the generation it reflects.

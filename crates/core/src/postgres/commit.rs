@@ -35,6 +35,7 @@ impl RagIndex {
             access_rules: None,
             metadata_epoch: 0,
             committed_at: None,
+            labels_seen: None,
         });
         meta.access_rules = Some(cx.access_rules.to_owned());
         if plan.reindex {
