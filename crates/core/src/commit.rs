@@ -37,21 +37,7 @@ impl RagIndex {
     ) -> Result<(usize, usize)> {
         let phase = Instant::now();
         let mut write = self.store()?.write()?;
-        let mut meta = cx.old_meta.clone().unwrap_or(IndexMeta {
-            format_version: rag_store::FORMAT_VERSION,
-            model_fingerprint: cx.model_id.to_owned(),
-            chunker_fingerprint: cx.chunker_id.to_owned(),
-            dim: self.embedder.dim(),
-            generation: 0,
-            next_point: 0,
-            graph: None,
-            unreferenced_vectors_bound: 0,
-            access_rules: None,
-            metadata_epoch: 0,
-            committed_at: None,
-            labels_seen: None,
-        });
-        meta.access_rules = Some(cx.access_rules.to_owned());
+        let mut meta = self.meta_to_write(&cx, plan.reindex);
         let mut deleted_points: Vec<u64> = Vec::new();
         let mut inserted: Vec<(u64, String)> = Vec::new(); // (point, embedding key)
         let mut lexical = LexicalDelta::default();
@@ -64,9 +50,6 @@ impl RagIndex {
             for (path, _) in self.store()?.read()?.files()? {
                 write.remove_file(&path)?;
             }
-            meta.model_fingerprint = cx.model_id.to_owned();
-            meta.chunker_fingerprint = cx.chunker_id.to_owned();
-            meta.dim = self.embedder.dim();
         }
         for (path, ids) in &plan.removed {
             if plan.reindex {
@@ -238,6 +221,32 @@ impl RagIndex {
         self.commit_with_graph(write, meta, vectors, cx.cancel)?;
         log::debug!("commit: graph saved and committed at {:?}", phase.elapsed());
         Ok((deleted, total))
+    }
+
+    /// The meta record a commit starts from: the last one (a new one for a new index) under
+    /// the rules applied now, and under this model and chunker after a reindex.
+    pub(crate) fn meta_to_write(&self, cx: &CommitContext<'_>, reindex: bool) -> IndexMeta {
+        let mut meta = cx.old_meta.clone().unwrap_or_else(|| IndexMeta {
+            format_version: rag_store::FORMAT_VERSION,
+            model_fingerprint: cx.model_id.to_owned(),
+            chunker_fingerprint: cx.chunker_id.to_owned(),
+            dim: self.embedder.dim(),
+            generation: 0,
+            next_point: 0,
+            graph: None,
+            unreferenced_vectors_bound: 0,
+            access_rules: None,
+            metadata_epoch: 0,
+            committed_at: None,
+            labels_seen: None,
+        });
+        meta.access_rules = Some(cx.access_rules.to_owned());
+        if reindex {
+            meta.model_fingerprint = cx.model_id.to_owned();
+            meta.chunker_fingerprint = cx.chunker_id.to_owned();
+            meta.dim = self.embedder.dim();
+        }
+        meta
     }
 
     /// Vectors no live chunk uses are only a cache (an edit that is undone re-uses them), but

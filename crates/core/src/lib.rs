@@ -534,32 +534,46 @@ impl RagIndex {
             .as_ref()
             .and_then(|m| m.graph.as_ref())
             .map_or(0, |g| dir_size(&self.dir.join(&g.dir)));
-        let fingerprint = self.embedder.fingerprint();
         Ok(Stats {
-            files: counts.files,
-            chunks: counts.chunks,
-            vectors: counts.embeddings,
-            dimensions: meta.as_ref().map_or(self.embedder.dim(), |m| m.dim),
-            model: fingerprint.name.clone(),
-            model_fingerprint: meta
-                .as_ref()
-                .map_or_else(|| fingerprint.id(), |m| m.model_fingerprint.clone()),
-            chunker_fingerprint: meta.as_ref().map_or_else(
-                || self.chunker_fingerprint.clone(),
-                |m| m.chunker_fingerprint.clone(),
-            ),
-            generation: meta.as_ref().map_or(0, |m| m.generation),
-            committed_at: meta.as_ref().and_then(|m| m.committed_at),
-            mean_chunk_tokens: if chunks.is_empty() {
-                0.0
-            } else {
-                tokens as f64 / chunks.len() as f64
-            },
             db_bytes: std::fs::metadata(self.dir.join(DB_FILE)).map_or(0, |m| m.len()),
             graph_bytes,
             lexical_bytes: dir_size(&self.dir.join(LEXICAL_DIR)),
             total_bytes: dir_size(&self.dir),
+            ..self.base_stats(meta.as_ref(), counts, tokens)
         })
+    }
+
+    /// The statistics every backend reports the same way, with the sizes left at zero.
+    pub(crate) fn base_stats(
+        &self,
+        meta: Option<&rag_store::IndexMeta>,
+        counts: Counts,
+        tokens: u64,
+    ) -> Stats {
+        let fingerprint = self.embedder.fingerprint();
+        Stats {
+            files: counts.files,
+            chunks: counts.chunks,
+            vectors: counts.embeddings,
+            dimensions: meta.map_or(self.embedder.dim(), |m| m.dim),
+            model: fingerprint.name.clone(),
+            model_fingerprint: meta
+                .map_or_else(|| fingerprint.id(), |m| m.model_fingerprint.clone()),
+            chunker_fingerprint: meta.map_or_else(
+                || self.chunker_fingerprint.clone(),
+                |m| m.chunker_fingerprint.clone(),
+            ),
+            generation: meta.map_or(0, |m| m.generation),
+            committed_at: meta.and_then(|m| m.committed_at),
+            mean_chunk_tokens: match counts.chunks {
+                0 => 0.0,
+                n => tokens as f64 / n as f64,
+            },
+            db_bytes: 0,
+            graph_bytes: 0,
+            lexical_bytes: 0,
+            total_bytes: 0,
+        }
     }
 }
 

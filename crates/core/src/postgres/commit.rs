@@ -3,7 +3,6 @@
 use std::collections::{HashMap, HashSet};
 
 use rag_pg::{PgChunk, PgCommit, PgStore};
-use rag_store::IndexMeta;
 use serde_json::{Map, Value};
 
 use super::{meta_from, pg_file};
@@ -23,26 +22,7 @@ impl RagIndex {
         let store = self
             .pg()
             .ok_or_else(|| self.unsupported("a PostgreSQL commit"))?;
-        let mut meta = cx.old_meta.clone().unwrap_or_else(|| IndexMeta {
-            format_version: rag_store::FORMAT_VERSION,
-            model_fingerprint: cx.model_id.to_owned(),
-            chunker_fingerprint: cx.chunker_id.to_owned(),
-            dim: self.embedder.dim(),
-            generation: 0,
-            next_point: 0,
-            graph: None,
-            unreferenced_vectors_bound: 0,
-            access_rules: None,
-            metadata_epoch: 0,
-            committed_at: None,
-            labels_seen: None,
-        });
-        meta.access_rules = Some(cx.access_rules.to_owned());
-        if plan.reindex {
-            meta.model_fingerprint = cx.model_id.to_owned();
-            meta.chunker_fingerprint = cx.chunker_id.to_owned();
-            meta.dim = self.embedder.dim();
-        }
+        let mut meta = self.meta_to_write(&cx, plan.reindex);
         let old = old_metadata(store, plan)?;
         let mut commit = PgCommit {
             clear: plan.reindex,

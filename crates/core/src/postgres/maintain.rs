@@ -12,34 +12,20 @@ impl RagIndex {
     pub(crate) fn stats_pg(&self, store: &PgStore) -> Result<Stats> {
         let (meta, counts) = store
             .read(|view| Ok::<_, Error>((meta_from(view.meta()?, &self.dir)?, view.counts()?)))?;
-        let chunks = self.dump()?;
-        let tokens: u64 = chunks.iter().map(|c| u64::from(c.tokens)).sum();
-        let fingerprint = self.embedder.fingerprint();
-        Ok(Stats {
+        let tokens: u64 = self.dump()?.iter().map(|c| u64::from(c.tokens)).sum();
+        let shared = rag_store::Counts {
             files: counts.files,
             chunks: counts.chunks,
-            vectors: counts.embeddings,
-            dimensions: meta.as_ref().map_or(self.embedder.dim(), |m| m.dim),
-            model: fingerprint.name.clone(),
-            model_fingerprint: meta
-                .as_ref()
-                .map_or_else(|| fingerprint.id(), |m| m.model_fingerprint.clone()),
-            chunker_fingerprint: meta.as_ref().map_or_else(
-                || self.chunker_fingerprint.clone(),
-                |m| m.chunker_fingerprint.clone(),
-            ),
-            generation: meta.as_ref().map_or(0, |m| m.generation),
-            committed_at: meta.as_ref().and_then(|m| m.committed_at),
-            mean_chunk_tokens: match chunks.is_empty() {
-                true => 0.0,
-                false => tokens as f64 / chunks.len() as f64,
-            },
+            points: counts.chunks,
+            embeddings: counts.embeddings,
+        };
+        Ok(Stats {
             // The shared tables' sizes: chunks with their text and lexical indexes, and the
             // HNSW indexes.
             db_bytes: counts.chunk_bytes,
             graph_bytes: counts.vector_index_bytes,
-            lexical_bytes: 0,
             total_bytes: counts.chunk_bytes,
+            ..self.base_stats(meta.as_ref(), shared, tokens)
         })
     }
 
