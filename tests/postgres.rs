@@ -463,3 +463,71 @@ fn tls_from_the_url() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn a_reader_during_a_sync_sees_the_old_state_or_the_new_one_never_a_mix() {
+    let pg = PgServer::start();
+    let work = tempfile::tempdir().unwrap();
+    let docs = work.path().join("docs");
+    copy_corpus_files(&docs, &FILES[..4]);
+    pg_sync(&pg.url, "docs", &docs);
+    let before: Vec<String> = pg_dump(&pg.url, "docs").into_keys().collect();
+    // Change every file, so the commit swaps chunks everywhere.
+    for rel in &FILES[..4] {
+        let path = docs.join(rel);
+        let mut text = std::fs::read_to_string(&path).unwrap();
+        text.insert_str(0, "Preface added before the sync started.\n\n");
+        std::fs::write(&path, text).unwrap();
+    }
+    copy_corpus_files(&docs, &FILES[4..]);
+    let location =
+        StoreLocation::from_flag(Some(&pg.url), Path::new("unused"), Some("docs")).unwrap();
+    let reader = RagIndex::open_at(
+        &location,
+        embedder(),
+        IndexConfig::default(),
+        OpenMode::Reader,
+    )
+    .unwrap();
+    let mut child = pg_command(&pg.url, "docs", &["sync", docs.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut seen: Vec<Vec<String>> = Vec::new();
+    while child.try_wait().unwrap().is_none() {
+        let ids: Vec<String> = reader
+            .dump()
+            .unwrap()
+            .into_iter()
+            .map(|c| c.chunk_id)
+            .collect();
+        if seen.last() != Some(&ids) {
+            seen.push(ids);
+        }
+    }
+    assert!(child.wait().unwrap().success());
+    let after: Vec<String> = pg_dump(&pg.url, "docs").into_keys().collect();
+    assert_ne!(before, after);
+    // Dump orders by path; compare as sets of IDs.
+    let seen: Vec<Vec<String>> = seen
+        .into_iter()
+        .map(|mut ids| {
+            ids.sort();
+            ids
+        })
+        .collect();
+    assert_eq!(
+        seen.first(),
+        Some(&before),
+        "the reader ran while the sync did"
+    );
+    for sorted in &seen {
+        assert!(
+            *sorted == before || *sorted == after,
+            "a reader saw {} chunks, neither the {} before nor the {} after",
+            sorted.len(),
+            before.len(),
+            after.len()
+        );
+    }
+}
