@@ -2,9 +2,13 @@
 
     gen CORPUS OUT N        N one-section Markdown files, as benches/sync_lifecycle.sh makes them,
                             plus one line naming the file, so every chunk text (and vector) is unique
-    seed URL FINGERPRINT    chunk JSON lines (`rag-index chunks --json`) on stdin -> one random unit
-                            vector (384 dims) per distinct hash, COPYed into rag_index.embeddings
+    seed URL FINGERPRINT random|clustered BIN MODEL
+                            chunk JSON lines (`rag-index chunks --json`) on stdin -> one unit vector
+                            (384 dims) per distinct hash, COPYed into rag_index.embeddings: random,
+                            or clustered (the model's vector of the text, plus noise)
+    sqlrecall URL QUERIES BIN MODEL K   recall@K of the HNSW statement at several ef_search
     sizes URL               table and index sizes as JSON
+    rebuild URL             time CREATE INDEX (HNSW) from scratch over the synced chunks, then drop it
     search URL QUERIES K    against `rag-index serve --http` at URL: per query, dense and hybrid,
                             graph and --exact; latency p50/p99 and recall@K of graph vs exact
 """
@@ -67,19 +71,39 @@ def gen(corpus, out, n):
     print(f"{len(pool)} distinct sections, {n} files", file=sys.stderr)
 
 
-def seed(url, fingerprint):
+def embed(bin_, model, texts):
+    import subprocess
+
+    import numpy as np
+
+    out = subprocess.run([bin_, "embed", "--model-dir", model], capture_output=True, text=True, check=True,
+                         input="".join(json.dumps(t) + "\n" for t in texts)).stdout
+    return np.array([json.loads(l) for l in out.splitlines() if l.strip()], dtype=np.float32)
+
+
+def seed(url, fingerprint, mode, bin_, model):
     import blake3
     import numpy as np
     import psycopg
     from pgvector.psycopg import register_vector
 
     prefix = blake3.blake3(fingerprint.encode()).hexdigest()[:16]
-    hashes, chunks = set(), 0
+    base_of, chunks = {}, 0
     for line in sys.stdin:
         if line.strip():
-            hashes.add(json.loads(line)["hash"])
+            c = json.loads(line)
+            base_of[c["hash"]] = re.sub(r"\s*Generated document \d+\.\s*$", "", c["text"])
             chunks += 1
+    hashes = set(base_of)
     rng = np.random.default_rng(42)
+    bases = {}
+    t = time.perf_counter()
+    if mode == "clustered":
+        # The real embedding of the chunk's text without its unique line, plus isotropic noise of
+        # norm 0.5 (cosine ~0.89 to that embedding): clusters of near-duplicates, as in real corpora.
+        texts = sorted(set(base_of.values()))
+        bases = dict(zip(texts, embed(bin_, model, texts)))
+    embed_s = time.perf_counter() - t
     t = time.perf_counter()
     with psycopg.connect(url) as conn:
         register_vector(conn)
@@ -91,10 +115,59 @@ def seed(url, fingerprint):
                 part = hashes[start:start + 10000]
                 v = rng.standard_normal((len(part), 384), dtype=np.float32)
                 v /= np.linalg.norm(v, axis=1, keepdims=True)
+                if mode == "clustered":
+                    v = np.stack([bases[base_of[h]] for h in part]) + 0.5 * v
+                    v /= np.linalg.norm(v, axis=1, keepdims=True)
                 for h, row in zip(part, v):
                     copy.write_row((f"{prefix}:{h}", 384, row))
-    print(json.dumps({"chunks": chunks, "distinct_hashes": len(hashes), "key_prefix": prefix,
+    print(json.dumps({"chunks": chunks, "distinct_hashes": len(hashes), "key_prefix": prefix, "vectors": mode,
+                      "base_texts_embedded": len(bases), "embed_s": round(embed_s, 2),
                       "copy_s": round(time.perf_counter() - t, 2)}))
+
+
+def sqlrecall(url, queries_file, bin_, model, k):
+    """The statement rag-index's dense search runs (HNSW on `embedding::vector(384)`) at several
+    hnsw.ef_search values, against the exact order (`embedding <=> q` on the plain column)."""
+    import psycopg
+    from pgvector.psycopg import register_vector
+
+    queries = [l.rstrip("\n") for l in open(queries_file, encoding="utf-8") if l.strip()]
+    vectors = embed(bin_, model, queries)
+    hnsw = ("SELECT c.id FROM rag_index.chunks c WHERE c.collection = %s AND c.dim = 384 "
+            "ORDER BY c.embedding::vector(384) <=> %s::vector(384) LIMIT %s")
+    exact = ("SELECT c.id FROM rag_index.chunks c WHERE c.collection = %s AND c.dim = 384 "
+             "ORDER BY c.embedding <=> %s LIMIT %s")
+    out = {}
+    with psycopg.connect(url) as conn:
+        register_vector(conn)
+        coll = conn.execute("SELECT id FROM rag_index.collections WHERE name = 'scale'").fetchone()[0]
+        truth = [set(r[0] for r in conn.execute(exact, (coll, v, k)).fetchall()) for v in vectors]
+        for ef in (40, 100, 200, 400):
+            conn.execute(f"SET hnsw.ef_search = {ef}")
+            rec, lat = [], []
+            for v, t in zip(vectors, truth):
+                t0 = time.perf_counter()
+                got = {r[0] for r in conn.execute(hnsw, (coll, v, k)).fetchall()}
+                lat.append((time.perf_counter() - t0) * 1000)
+                rec.append(len(got & t) / k)
+            out[f"ef_search={ef}"] = {"recall": round(statistics.mean(rec), 4), "p50_ms": round(statistics.median(lat), 2)}
+    print(json.dumps({"queries": len(queries), "k": k, "sql": out}))
+
+
+def rebuild(url):
+    """How long building the HNSW index from scratch over the synced chunks takes (what a bulk
+    load could do instead of maintaining it row by row); the copy is dropped again."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("SET maintenance_work_mem = '512MB'")
+        t = time.perf_counter()
+        conn.execute("CREATE INDEX chunks_hnsw_bench ON rag_index.chunks USING hnsw "
+                     "((embedding::vector(384)) vector_cosine_ops) WHERE dim = 384")
+        s = time.perf_counter() - t
+        size = conn.execute("SELECT pg_relation_size('rag_index.chunks_hnsw_bench')").fetchone()[0]
+        conn.execute("DROP INDEX rag_index.chunks_hnsw_bench")
+    print(json.dumps({"create_index_s": round(s, 1), "index_bytes": size, "maintenance_work_mem": "512MB"}))
 
 
 def sizes(url):
@@ -156,7 +229,11 @@ if __name__ == "__main__":
     if cmd == "gen":
         gen(sys.argv[2], sys.argv[3], int(sys.argv[4]))
     elif cmd == "seed":
-        seed(sys.argv[2], sys.argv[3])
+        seed(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6])
+    elif cmd == "sqlrecall":
+        sqlrecall(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5], int(sys.argv[6]))
+    elif cmd == "rebuild":
+        rebuild(sys.argv[2])
     elif cmd == "sizes":
         sizes(sys.argv[2])
     elif cmd == "search":

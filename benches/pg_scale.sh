@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
-# Scale figures of the PostgreSQL backend: full sync, no-op sync, one-file edit, query p50/p99
-# (warm `serve --http`) and recall@10 of the HNSW path vs `exact`, at large chunk counts. Vectors
-# are seeded, not computed: random unit vectors COPYed into rag_index.embeddings under the keys
-# the sync will look up, so the sync embeds nothing (but the edited file's new chunk).
+# Scale figures of the PostgreSQL backend at large chunk counts: full sync, no-op sync, one-file
+# edit, query p50/p99 (warm `serve --http`, dense and hybrid) and recall@10 of the HNSW path vs
+# exact (through rag-index, and of its SQL statement at several hnsw.ef_search). No model run for
+# the corpus: unit vectors are COPYed into rag_index.embeddings under the keys the sync looks up
+# (--vectors random, or clustered = the model's vector of the text without its unique line + noise).
 #
-#   benches/pg_scale.sh [--sizes 100000,1000000] [--budget-min 60] [--fast] [--keep]
+#   benches/pg_scale.sh [--sizes 100000,1000000] [--budget-min 60] [--vectors random|clustered]
+#                       [--fast (PG_FAST=1)] [--keep]
 #
-# Each size gets a fresh server (scripts/pg.sh; --fast = PG_FAST=1) and generated folder; a size
-# is skipped (and the run ends) when the projection from the previous size exceeds the time
-# budget or the free disk. Env: RAG_INDEX_BIN (default /var/tmp/rag-index-bench-bin), LC_VENV
-# (default /var/tmp/lcpg-venv: numpy, psycopg, pgvector, blake3), BENCH_TMP (default /var/tmp).
-# Raw numbers: a JSON file under /var/tmp.
+# A fresh server per size; the run stops before a size its previous one projects past the budget
+# or the free disk. Env: RAG_INDEX_BIN (default /var/tmp/rag-index-bench-bin), LC_VENV (default
+# /var/tmp/lcpg-venv), BENCH_TMP (default /var/tmp). Raw numbers: a JSON file under /var/tmp.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -19,12 +19,13 @@ corpus="$(cd "$root/../shared/corpora/traefik/docs" && pwd)"
 model="$root/models/all-MiniLM-L6-v2"
 bin="${RAG_INDEX_BIN:-/var/tmp/rag-index-bench-bin}"
 py="${LC_VENV:-/var/tmp/lcpg-venv}/bin/python"
-sizes=100000,1000000 budget_min=60 fast=0 keep=0
+sizes=100000,1000000 budget_min=60 fast=0 keep=0 vectors=random
 while [ $# -gt 0 ]; do
     case "$1" in
         --sizes) sizes="$2"; shift ;;
         --budget-min) budget_min="$2"; shift ;;
         --fast) fast=1 ;;
+        --vectors) vectors="$2"; shift ;;
         --keep) keep=1 ;;
         -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
         *) echo "unknown option: $1" >&2; exit 2 ;;
@@ -60,7 +61,7 @@ sync_step() {
         --collection "scale" --json >"$work/out.json" 2>"$work/err.txt" || rc=$?
     t1=$(now_ms)
     [ "$rc" = 0 ] || { tail -20 "$work/err.txt" >&2; echo "error: sync $step failed ($rc)" >&2; exit 1; }
-    record "{\"size\":$n,\"step\":\"$step\",\"load\":$load,\"wall_ms\":$((t1 - t0)),\"rss_kb\":$(tail -1 "$work/rss.txt"),\"report\":$(cat "$work/out.json")}"
+    record "{\"size\":$n,\"step\":\"$step\",\"load\":$load,\"load_end\":$(load1),\"wall_ms\":$((t1 - t0)),\"rss_kb\":$(tail -1 "$work/rss.txt"),\"report\":$(cat "$work/out.json")}"
     log "size $n $step: $((t1 - t0)) ms, $(cat "$work/out.json")"
 }
 
@@ -102,7 +103,7 @@ with open(sys.argv[2], "w", encoding="utf-8") as f:
 print(len(lines))
 EOF
 )
-    "$py" "$here/pg_scale.py" seed "$url" "$fp" <"$work/chunks.jsonl" >"$work/seed.json"
+    "$py" "$here/pg_scale.py" seed "$url" "$fp" "$vectors" "$bin" "$model" <"$work/chunks.jsonl" >"$work/seed.json"
     t2=$(now_ms)
     record "{\"size\":$n,\"step\":\"seed\",\"load\":$(load1),\"chunks_ms\":$((t1 - t0)),\"seed_ms\":$((t2 - t1)),\"report\":$(cat "$work/seed.json")}"
     log "size $n: $sample chunks; chunking $((t1 - t0)) ms, seeding $((t2 - t1)) ms: $(cat "$work/seed.json")"
@@ -125,9 +126,11 @@ EOF
     for mode in dense hybrid; do
         for run in 1 2 3; do
             load=$(load1); t0=$(now_ms)
-            "$bin" --model-dir "$model" query "$q1" --store "$url" --collection scale -k 10 --mode "$mode" --json >/dev/null
+            /usr/bin/time -f '%U %S' -o "$work/cpu.txt" "$bin" --model-dir "$model" query "$q1" --store "$url" \
+                --collection scale -k 10 --mode "$mode" --json >/dev/null
             t1=$(now_ms)
-            record "{\"size\":$n,\"step\":\"cli-query-$mode\",\"run\":$run,\"load\":$load,\"wall_ms\":$((t1 - t0))}"
+            read -r cpu_user cpu_sys < <(tail -1 "$work/cpu.txt")
+            record "{\"size\":$n,\"step\":\"cli-query-$mode\",\"run\":$run,\"load\":$load,\"wall_ms\":$((t1 - t0)),\"user_s\":$cpu_user,\"sys_s\":$cpu_sys}"
         done
     done
     port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
@@ -139,8 +142,16 @@ EOF
     record "{\"size\":$n,\"step\":\"search\",\"load\":$load,\"load_after\":$(load1),\"report\":$(cat "$work/search.json")}"
     log "size $n search: $(cat "$work/search.json")"
     kill "$serve_pid"; wait "$serve_pid" 2>/dev/null || true; serve_pid=""
+    load=$(load1)
+    "$py" "$here/pg_scale.py" sqlrecall "$url" "$work/queries.txt" "$bin" "$model" 10 >"$work/sqlrecall.json"
+    record "{\"size\":$n,\"step\":\"sqlrecall\",\"load\":$load,\"report\":$(cat "$work/sqlrecall.json")}"
+    log "size $n sql recall: $(cat "$work/sqlrecall.json")"
 
     used=$(($(du -sB1 "$pgdata" | cut -f1) + $(du -sB1 "$big" | cut -f1)))
+    load=$(load1)
+    "$py" "$here/pg_scale.py" rebuild "$url" >"$work/rebuild.json"
+    record "{\"size\":$n,\"step\":\"rebuild\",\"load\":$load,\"load_end\":$(load1),\"report\":$(cat "$work/rebuild.json")}"
+    log "size $n HNSW from scratch: $(cat "$work/rebuild.json")"
     record "{\"size\":$n,\"step\":\"footprint\",\"disk_bytes\":$used,\"size_ms\":$(($(now_ms) - size_t0))}"
     "$root/scripts/pg.sh" stop "$pgdata" >/dev/null 2>&1 || true
     pgdata=""
@@ -149,11 +160,11 @@ EOF
 done
 
 out="/var/tmp/pg_scale-$(date +%Y%m%d-%H%M%S).json"
-python3 - "$results" "$out" "$fast" <<'EOF'
+python3 - "$results" "$out" "$fast" "$vectors" <<'EOF'
 import json, statistics, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 json.dump(rows, open(sys.argv[2], "w"), indent=1)
-print(f"PG_FAST={sys.argv[3]} (1: fsync, synchronous_commit, full_page_writes off)\n")
+print(f"PG_FAST={sys.argv[3]} (1: fsync, synchronous_commit, full_page_writes off); vectors: {sys.argv[4]}\n")
 for n in sorted({r["size"] for r in rows}):
     rs = [r for r in rows if r["size"] == n]
     skipped = [r for r in rs if r["step"] == "skipped"]
@@ -165,18 +176,21 @@ for n in sorted({r["size"] for r in rows}):
     print(f"## {seed['report']['chunks']:,} chunks ({n:,} files)\n")
     print("| step | wall | in sync | peak RSS | embedded / reused / deleted / live | load |")
     print("|---|---|---|---|---|---|")
-    print(f"| chunk + seed vectors (outside rag-index) | chunks {seed['chunks_ms'] / 1000:.1f} s + COPY "
-          f"{seed['seed_ms'] / 1000:.1f} s | – | – | {seed['report']['distinct_hashes']:,} vectors | {seed['load']} |")
+    print(f"| chunk + seed vectors (outside rag-index) | chunks {seed['chunks_ms'] / 1000:.1f} s + seed "
+          f"{seed['seed_ms'] / 1000:.1f} s (of which embedding {seed['report'].get('embed_s', 0)} s, COPY "
+          f"{seed['report']['copy_s']} s) | – | – | {seed['report']['distinct_hashes']:,} {seed['report'].get('vectors', 'random')} "
+          f"vectors | {seed['load']} |")
     for r in rs:
         if "report" in r and "chunks" in r["report"] and "files" in r["report"]:
             c = r["report"]["chunks"]
             print(f"| {r['step']} | {r['wall_ms'] / 1000:.2f} s | {r['report']['elapsed_ms'] / 1000:.2f} s | "
                   f"{r['rss_kb'] / 1024:.0f} MiB | {c['embedded']} / {c['reused']:,} / {c['deleted']} / "
-                  f"{c['total']:,} | {r['load']} |")
+                  f"{c['total']:,} | {r['load']} -> {r['load_end']} |")
     for mode in ("dense", "hybrid"):
         cl = [r for r in rs if r["step"] == f"cli-query-{mode}"]
         print(f"| one `query` process, {mode}, k=10 (median of {len(cl)}) | "
-              f"{statistics.median(r['wall_ms'] for r in cl) / 1000:.2f} s | – | – | – | "
+              f"{statistics.median(r['wall_ms'] for r in cl) / 1000:.2f} s | client CPU "
+              f"{statistics.median(r.get('user_s', 0) + r.get('sys_s', 0) for r in cl):.2f} s | – | – | "
               f"{'/'.join(str(r['load']) for r in cl)} |")
     s = get("search")
     rep = s["report"]
@@ -188,6 +202,13 @@ for n in sorted({r["size"] for r in rows}):
         base = m.split("-")[0]
         rec = "" if m.endswith("exact") else f"{rep['recall_vs_exact'][base]:.3f} (min {rep['recall_min'][base]:.1f})"
         print(f"| {m} | {l['p50']} ms | {l['p99']} ms | {l['max']} ms | {rec} |")
+    sq = get("sqlrecall")
+    print(f"\nThe dense SQL statement alone (psycopg, same query texts embedded by `rag-index embed`), "
+          f"recall@{sq['report']['k']} vs exact (load {sq['load']}): " + "; ".join(
+          f"{ef}: {v['recall']:.3f} at p50 {v['p50_ms']} ms" for ef, v in sq["report"]["sql"].items()))
+    rb = get("rebuild")
+    print(f"\nThe same HNSW index built from scratch over these chunks (CREATE INDEX, maintenance_work_mem "
+          f"{rb['report']['maintenance_work_mem']}): {rb['report']['create_index_s']} s (load {rb['load']} -> {rb['load_end']}).")
     sz = get("sizes")["report"]
     fp = get("footprint")
     print(f"\nDatabase {sz['database_bytes'] / 2**20:.0f} MiB; " + ", ".join(

@@ -27,7 +27,7 @@ while [ $# -gt 0 ]; do
     case "$1" in
         --embeddings) embeddings="$2"; shift ;;
         --keep) keep=1 ;;
-        -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
         *) echo "unknown option: $1" >&2; exit 2 ;;
     esac
     shift

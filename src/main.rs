@@ -19,11 +19,9 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::{Parser, Subcommand};
 
-use rag_index_core::{Error as CoreError, SyncOptions};
+use rag_index_core::Error as CoreError;
 
-use commands::{
-    eval::EvalArgs, query::QueryArgs, search_flags::SearchFlags, serve::ServeArgs, sync::SyncArgs,
-};
+use commands::{eval::EvalArgs, query::QueryArgs, serve::ServeArgs};
 use setup::index_config;
 
 /// Exit code for "the index is busy": EX_TEMPFAIL, so cron wrappers can retry.
@@ -66,63 +64,9 @@ struct Cli {
 enum Command {
     /// Index the documents under DIR (Markdown, text, HTML, PDF, DOCX, source code, config),
     /// re-embedding only what changed.
-    Sync {
-        /// Index only these extensions (comma-separated, repeatable), e.g. `--ext md,html`.
-        /// Default: every known format.
-        #[arg(long, value_name = "EXT,...", value_delimiter = ',')]
-        ext: Vec<String>,
-        /// Also follow symbolic links that lead out of DIR (by default only links whose
-        /// target is inside DIR are followed).
-        #[arg(long)]
-        follow: bool,
-        /// The folder to index.
-        dir: PathBuf,
-        /// Index directory (default: DIR/.rag-index).
-        #[arg(long, value_name = "PATH")]
-        index: Option<PathBuf>,
-        /// Print one JSON report on stdout.
-        #[arg(long)]
-        json: bool,
-        /// Show what would change; write nothing.
-        #[arg(long)]
-        dry_run: bool,
-        /// Rebuild everything after a model or chunker change.
-        #[arg(long)]
-        reindex: bool,
-        /// Wait for another sync to finish instead of exiting with code 75.
-        #[arg(long)]
-        wait: bool,
-        /// Merge target for chunk sizes, in model tokens (changing it needs --reindex).
-        #[arg(long, value_name = "N")]
-        target_tokens: Option<usize>,
-        /// Also index each row of a keyed table as a self-contained record, with its key in
-        /// metadata (`--filter row_key=...`). Off by default: it lowered dev-set recall (see
-        /// README). Changing it needs --reindex.
-        #[arg(long)]
-        table_records: bool,
-    },
+    Sync(commands::sync::SyncFlags),
     /// Search the index.
-    Query {
-        /// The query (or use --queries).
-        text: Option<String>,
-        #[arg(long, value_name = "PATH")]
-        index: Option<PathBuf>,
-        /// Number of results (default 5; with --budget, as many as it takes).
-        #[arg(short)]
-        k: Option<usize>,
-        /// One JSON object per query, one per line.
-        #[arg(long)]
-        json: bool,
-        /// Show everything retrieval hands the model: per result its scores and ranks, chunk ID,
-        /// path, headings, byte range, tokens, metadata and the full text with its boundaries.
-        #[arg(long)]
-        explain: bool,
-        /// A file with one query per line.
-        #[arg(long, value_name = "FILE")]
-        queries: Option<PathBuf>,
-        #[command(flatten)]
-        search: SearchFlags,
-    },
+    Query(QueryArgs),
     /// Print the chunks files would produce (no index needed).
     Chunks {
         /// Files to chunk.
@@ -165,23 +109,7 @@ enum Command {
         stale_days: u64,
     },
     /// Retrieval quality over a question set (questions.jsonl format).
-    Eval {
-        /// The question set.
-        questions: PathBuf,
-        #[arg(long, value_name = "PATH")]
-        index: Option<PathBuf>,
-        /// Results retrieved per question (default 10; with --budget, as many as it takes).
-        #[arg(short)]
-        k: Option<usize>,
-        #[arg(long)]
-        json: bool,
-        /// Write every question not answered within k to FILE (JSON lines): the question, its
-        /// evidence and source, and the results with the evidence each one lacks.
-        #[arg(long, value_name = "FILE")]
-        failures: Option<PathBuf>,
-        #[command(flatten)]
-        search: SearchFlags,
-    },
+    Eval(EvalArgs),
     /// Keep the index of DIR in step with it until stopped (SIGINT/SIGTERM): syncs after each
     /// burst of changes and every 10 minutes. While it runs it is the index's writer: a `sync`
     /// meanwhile exits with code 75.
@@ -194,32 +122,7 @@ enum Command {
     },
     /// Answer searches from a warm process: MCP over stdio for agents (--mcp) or an HTTP JSON
     /// API (--http).
-    Serve {
-        /// Serve MCP over stdin/stdout.
-        #[arg(long, conflicts_with = "http", required_unless_present = "http")]
-        mcp: bool,
-        /// Serve HTTP on ADDR (default 127.0.0.1:7341).
-        #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:7341")]
-        http: Option<String>,
-        #[arg(long, value_name = "PATH")]
-        index: Option<PathBuf>,
-        /// The permission labels MCP searches hold (comma-separated); default public.
-        #[arg(long = "as", value_name = "LABEL[,LABEL]", requires = "mcp")]
-        access: Option<String>,
-        /// Bearer tokens for HTTP, one `TOKEN [LABEL,LABEL]` per line: a request without a
-        /// listed token gets 401 and each token sees only its labels.
-        #[arg(long, value_name = "FILE", requires = "http")]
-        tokens: Option<PathBuf>,
-        /// Also follow DIR and keep its index current (the index defaults to DIR/.rag-index).
-        #[arg(long, value_name = "DIR")]
-        watch: Option<PathBuf>,
-        /// Another host name HTTP clients may use in Host/Origin (besides loopback names).
-        #[arg(long = "allow-host", value_name = "NAME", requires = "http")]
-        allow_hosts: Vec<String>,
-        /// Searches run at once (default: the number of cores).
-        #[arg(long, value_name = "N")]
-        max_concurrent: Option<usize>,
-    },
+    Serve(ServeArgs),
     /// Check every invariant of the index; exit 1 when one fails.
     Verify {
         #[arg(long, value_name = "PATH")]
@@ -274,57 +177,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
     let model_dir = cli.model_dir.as_deref();
     setup::choose_store(cli.store.clone(), cli.collection.clone());
     match cli.command {
-        Command::Sync {
-            dir,
-            ext,
-            follow,
-            index,
-            json,
-            dry_run,
-            reindex,
-            wait,
-            target_tokens,
-            table_records,
-        } => {
-            let mut options = SyncOptions::default();
-            options.dry_run = dry_run;
-            options.reindex = reindex;
-            options.follow_links = follow;
-            if !ext.is_empty() {
-                let ext = ext.iter().map(|e| e.trim_start_matches('.').to_lowercase());
-                options.extensions = Some(ext.filter(|e| !e.is_empty()).collect());
-            }
-            let args = SyncArgs {
-                dir,
-                index,
-                json,
-                wait,
-                verbose: cli.verbose > 0,
-                options,
-                config: index_config(target_tokens, table_records)?,
-            };
-            commands::sync::run(model_dir, args)
-        }
-        Command::Query {
-            text,
-            index,
-            k,
-            json,
-            explain,
-            queries,
-            search,
-        } => {
-            let args = QueryArgs {
-                text,
-                index,
-                k: search.results(k, 5),
-                json,
-                explain,
-                queries,
-                search,
-            };
-            commands::query::run(model_dir, args)
-        }
+        Command::Sync(flags) => commands::sync::run(model_dir, flags.into_args(cli.verbose > 0)?),
+        Command::Query(args) => commands::query::run(model_dir, args),
         Command::Chunks {
             files,
             json,
@@ -339,51 +193,13 @@ fn run(cli: Cli) -> Result<ExitCode> {
             stale_days,
         } => commands::health::run(model_dir, index, json, stale_days),
         Command::Stats { index, json, .. } => commands::inspect::stats(model_dir, index, json),
-        Command::Eval {
-            questions,
-            index,
-            k,
-            json,
-            failures,
-            search,
-        } => {
-            let args = EvalArgs {
-                questions,
-                index,
-                k: search.results(k, 10),
-                json,
-                failures,
-                search,
-            };
-            commands::eval::run(model_dir, args)
-        }
+        Command::Eval(args) => commands::eval::run(model_dir, args),
         Command::Verify {
             index,
             repair,
             json,
         } => commands::verify::run(model_dir, index, repair, json),
         Command::Watch { dir, index } => commands::watch::run(model_dir, dir, index),
-        Command::Serve {
-            // clap makes --mcp and --http exclusive, and one of them required.
-            mcp: _,
-            http,
-            index,
-            access,
-            tokens,
-            watch,
-            allow_hosts,
-            max_concurrent,
-        } => {
-            let args = ServeArgs {
-                http,
-                index,
-                access,
-                tokens,
-                watch,
-                allow_hosts,
-                max_concurrent,
-            };
-            commands::serve::run(model_dir, args)
-        }
+        Command::Serve(args) => commands::serve::run(model_dir, args),
     }
 }

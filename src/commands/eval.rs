@@ -12,12 +12,23 @@ use crate::setup::open_for_reading;
 /// Question sets are small; a larger file is not one.
 const MAX_QUESTIONS_BYTES: u64 = 64 << 20;
 
+/// `rag-index eval`'s arguments.
+#[derive(clap::Args)]
 pub struct EvalArgs {
+    /// The question set.
     pub questions: PathBuf,
+    #[arg(long, value_name = "PATH")]
     pub index: Option<PathBuf>,
-    pub k: usize,
+    /// Results retrieved per question (default 10; with --budget, as many as it takes).
+    #[arg(short)]
+    pub k: Option<usize>,
+    #[arg(long)]
     pub json: bool,
+    /// Write every question not answered within k to FILE (JSON lines): the question, its
+    /// evidence and source, and the results with the evidence each one lacks.
+    #[arg(long, value_name = "FILE")]
     pub failures: Option<PathBuf>,
+    #[command(flatten)]
     pub search: SearchFlags,
 }
 
@@ -51,6 +62,7 @@ fn write_failures(path: &Path, failures: &[rag_index_core::eval::Failure]) -> Re
 }
 
 pub fn run(model_dir: Option<&Path>, args: EvalArgs) -> Result<ExitCode> {
+    let k = args.search.results(args.k, 10);
     let file = &args.questions;
     let size = std::fs::metadata(file)
         .with_context(|| format!("cannot read {}", file.display()))?
@@ -66,7 +78,7 @@ pub fn run(model_dir: Option<&Path>, args: EvalArgs) -> Result<ExitCode> {
     let parsed = rag_index_core::eval::parse_questions(&text)
         .map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
     let index = open_for_reading(model_dir, args.index)?;
-    let report = index.evaluate_with(&parsed, &args.search.request("", args.k.max(1))?)?;
+    let report = index.evaluate_with(&parsed, &args.search.request("", k.max(1))?)?;
     if let Some(path) = &args.failures {
         write_failures(path, &report.failures)?;
     }

@@ -18,13 +18,27 @@ const MAX_QUERY_BYTES: usize = 16 * 1024;
 /// Most queries one `--queries` file may hold.
 const MAX_QUERIES: usize = 1_000_000;
 
+/// `rag-index query`'s arguments.
+#[derive(clap::Args)]
 pub struct QueryArgs {
+    /// The query (or use --queries).
     pub text: Option<String>,
+    #[arg(long, value_name = "PATH")]
     pub index: Option<PathBuf>,
-    pub k: usize,
+    /// Number of results (default 5; with --budget, as many as it takes).
+    #[arg(short)]
+    pub k: Option<usize>,
+    /// One JSON object per query, one per line.
+    #[arg(long)]
     pub json: bool,
+    /// Show everything retrieval hands the model: per result its scores and ranks, chunk ID,
+    /// path, headings, byte range, tokens, metadata and the full text with its boundaries.
+    #[arg(long)]
     pub explain: bool,
+    /// A file with one query per line.
+    #[arg(long, value_name = "FILE")]
     pub queries: Option<PathBuf>,
+    #[command(flatten)]
     pub search: SearchFlags,
 }
 
@@ -35,6 +49,7 @@ struct QueryLine<'a> {
 }
 
 pub fn run(model_dir: Option<&Path>, args: QueryArgs) -> Result<ExitCode> {
+    let k = args.search.results(args.k, 5);
     let queries = match (args.text, &args.queries) {
         (Some(text), None) => {
             if text.len() > MAX_QUERY_BYTES {
@@ -59,13 +74,13 @@ pub fn run(model_dir: Option<&Path>, args: QueryArgs) -> Result<ExitCode> {
         (Some(_), Some(_)) => bail!("give either a query TEXT or --queries FILE, not both"),
         (None, None) => bail!("give a query TEXT or --queries FILE"),
     };
-    if args.k == 0 {
+    if k == 0 {
         bail!("-k must be at least 1");
     }
     let index = open_for_reading(model_dir, args.index)?;
     let mut out = std::io::stdout().lock();
     for query in &queries {
-        let hits = index.search_with(&args.search.request(query, args.k)?)?;
+        let hits = index.search_with(&args.search.request(query, k)?)?;
         if args.json {
             let record = QueryLine { query, hits: &hits };
             line(&mut out, serde_json::to_string(&record)?)?;

@@ -12,13 +12,32 @@ use rag_server::{ServeOptions, Server, Tokens};
 
 use crate::setup::open_for_reading;
 
+/// `rag-index serve`'s arguments.
+#[derive(clap::Args)]
 pub struct ServeArgs {
+    /// Serve MCP over stdin/stdout.
+    #[arg(long, conflicts_with = "http", required_unless_present = "http")]
+    pub mcp: bool,
+    /// Serve HTTP on ADDR (default 127.0.0.1:7341).
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:7341")]
     pub http: Option<String>,
+    #[arg(long, value_name = "PATH")]
     pub index: Option<PathBuf>,
+    /// The permission labels MCP searches hold (comma-separated); default public.
+    #[arg(long = "as", value_name = "LABEL[,LABEL]", requires = "mcp")]
     pub access: Option<String>,
+    /// Bearer tokens for HTTP, one `TOKEN [LABEL,LABEL]` per line: a request without a
+    /// listed token gets 401 and each token sees only its labels.
+    #[arg(long, value_name = "FILE", requires = "http")]
     pub tokens: Option<PathBuf>,
+    /// Also follow DIR and keep its index current (the index defaults to DIR/.rag-index).
+    #[arg(long, value_name = "DIR")]
     pub watch: Option<PathBuf>,
+    /// Another host name HTTP clients may use in Host/Origin (besides loopback names).
+    #[arg(long = "allow-host", value_name = "NAME", requires = "http")]
     pub allow_hosts: Vec<String>,
+    /// Searches run at once (default: the number of cores).
+    #[arg(long, value_name = "N")]
     pub max_concurrent: Option<usize>,
 }
 

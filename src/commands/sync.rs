@@ -12,8 +12,72 @@ use rag_index_core::{
 };
 
 use crate::output::note;
-use crate::setup::{load_embedder, locate_index};
+use crate::setup::{index_config, load_embedder, locate_index};
 use crate::signals::Signals;
+
+/// `rag-index sync`'s flags.
+#[derive(clap::Args)]
+pub struct SyncFlags {
+    /// Index only these extensions (comma-separated, repeatable), e.g. `--ext md,html`.
+    /// Default: every known format.
+    #[arg(long, value_name = "EXT,...", value_delimiter = ',')]
+    pub ext: Vec<String>,
+    /// Also follow symbolic links that lead out of DIR (by default only links whose
+    /// target is inside DIR are followed).
+    #[arg(long)]
+    pub follow: bool,
+    /// The folder to index.
+    pub dir: PathBuf,
+    /// Index directory (default: DIR/.rag-index).
+    #[arg(long, value_name = "PATH")]
+    pub index: Option<PathBuf>,
+    /// Print one JSON report on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// Show what would change; write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Rebuild everything after a model or chunker change.
+    #[arg(long)]
+    pub reindex: bool,
+    /// Wait for another sync to finish instead of exiting with code 75.
+    #[arg(long)]
+    pub wait: bool,
+    /// Merge target for chunk sizes, in model tokens (changing it needs --reindex).
+    #[arg(long, value_name = "N")]
+    pub target_tokens: Option<usize>,
+    /// Also index each row of a keyed table as a self-contained record, with its key in
+    /// metadata (`--filter row_key=...`). Off by default: it lowered dev-set recall (see
+    /// README). Changing it needs --reindex.
+    #[arg(long)]
+    pub table_records: bool,
+}
+
+impl SyncFlags {
+    /// What the sync runs with; `verbose` is the global `-v`.
+    pub fn into_args(self, verbose: bool) -> Result<SyncArgs> {
+        let mut options = SyncOptions::default();
+        options.dry_run = self.dry_run;
+        options.reindex = self.reindex;
+        options.follow_links = self.follow;
+        if !self.ext.is_empty() {
+            let ext = self
+                .ext
+                .iter()
+                .map(|e| e.trim_start_matches('.').to_lowercase());
+            options.extensions = Some(ext.filter(|e| !e.is_empty()).collect());
+        }
+        Ok(SyncArgs {
+            dir: self.dir,
+            index: self.index,
+            json: self.json,
+            wait: self.wait,
+            verbose,
+            options,
+            config: index_config(self.target_tokens, self.table_records)?,
+        })
+    }
+}
 
 /// How `sync` runs and reports.
 pub struct SyncArgs {
