@@ -88,7 +88,7 @@ impl RagIndex {
                         .into_iter()
                         .map(|(path, file)| (path, crate::postgres::file_record(file)))
                         .collect(),
-                    live: view.counts()?.chunks as usize,
+                    live: view.live_chunks()? as usize,
                 })
             }),
         }

@@ -240,6 +240,11 @@ impl PgStore {
         txn.commit().map_err(self.err("commit"))
     }
 
+    /// Live chunks, from the manifest (cheap; see [`PgView::live_chunks`]).
+    pub fn live_chunks(&self) -> Result<u64, PgError> {
+        self.read(|view| view.live_chunks())
+    }
+
     /// Row counts and sizes.
     pub fn counts(&self) -> Result<PgCounts, PgError> {
         self.read(|view| view.counts())

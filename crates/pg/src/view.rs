@@ -341,7 +341,22 @@ impl<'a, 't> PgView<'a, 't> {
             .collect())
     }
 
-    /// Row counts and sizes.
+    /// Live chunks, as the manifest lists them: the sum over the small files table, where
+    /// `count(*)` on the chunks table would read every chunk's text and vector.
+    pub fn live_chunks(&mut self) -> Result<u64, PgError> {
+        let id = self.collection.unwrap_or(-1);
+        let row = self
+            .txn
+            .query_one(
+                "SELECT coalesce(sum(cardinality(chunk_ids)), 0)::bigint FROM rag_index.files \
+                 WHERE collection = $1",
+                &[&id],
+            )
+            .map_err(self.err("chunk count"))?;
+        Ok(row.get::<_, i64>(0) as u64)
+    }
+
+    /// Row counts and sizes (`count(*)` of the chunks and vectors: for `stats`, not hot paths).
     pub fn counts(&mut self) -> Result<PgCounts, PgError> {
         let id = self.collection.unwrap_or(-1);
         let row = self

@@ -5,7 +5,7 @@ use std::collections::{HashMap, HashSet};
 use rag_pg::{PgChunk, PgCommit, PgStore};
 use serde_json::{Map, Value};
 
-use super::{meta_from, pg_file};
+use super::pg_file;
 use crate::access::required_labels;
 use crate::commit::CommitContext;
 use crate::sync::plan::SyncPlan;
@@ -131,8 +131,7 @@ impl RagIndex {
             return Err(Error::Cancelled);
         }
         store.commit(&commit, meta.dim)?;
-        let live = store.counts()?.chunks as usize;
-        debug_assert!(meta_from(store.meta()?, &self.dir).is_ok());
+        let live = store.live_chunks()? as usize;
         Ok((deleted, live))
     }
 }
