@@ -152,6 +152,18 @@ fn mutate(rng: &mut fastrand::Rng, docs: &Path, pool: &[PathBuf], serial: usize)
     }
 }
 
+/// A folder of four random pool files, in a temporary directory (kept alive by the caller).
+fn starting_folder(rng: &mut fastrand::Rng, pool: &[PathBuf]) -> (tempfile::TempDir, PathBuf) {
+    let work = tempfile::tempdir().unwrap();
+    let docs = work.path().join("docs");
+    std::fs::create_dir_all(&docs).unwrap();
+    for i in 0..4 {
+        let src = &pool[rng.usize(..pool.len())];
+        std::fs::copy(src, docs.join(format!("start-{i}.md"))).unwrap();
+    }
+    (work, docs)
+}
+
 type Live = BTreeMap<(String, String, String), Vec<f32>>;
 
 fn live_state(index: &RagIndex) -> Live {
@@ -176,13 +188,7 @@ fn random_edit_sequences_keep_the_index_equal_to_a_fresh_one() {
     let seed = env_number("RAG_PROPTEST_SEED", 0x5eed);
     for sequence in 0..sequences {
         let mut rng = fastrand::Rng::with_seed(seed.wrapping_add(sequence));
-        let work = tempfile::tempdir().unwrap();
-        let docs = work.path().join("docs");
-        std::fs::create_dir_all(&docs).unwrap();
-        for i in 0..4 {
-            let src = &pool[rng.usize(..pool.len())];
-            std::fs::copy(src, docs.join(format!("start-{i}.md"))).unwrap();
-        }
+        let (work, docs) = starting_folder(&mut rng, &pool);
         let index = RagIndex::open(
             &work.path().join("index"),
             embedder(),
@@ -285,13 +291,7 @@ fn random_edit_sequences_on_postgres_keep_the_collection_equal_to_a_fresh_one() 
     };
     for sequence in 0..sequences {
         let mut rng = fastrand::Rng::with_seed(seed.wrapping_add(1000 + sequence));
-        let work = tempfile::tempdir().unwrap();
-        let docs = work.path().join("docs");
-        std::fs::create_dir_all(&docs).unwrap();
-        for i in 0..4 {
-            let src = &pool[rng.usize(..pool.len())];
-            std::fs::copy(src, docs.join(format!("start-{i}.md"))).unwrap();
-        }
+        let (_work, docs) = starting_folder(&mut rng, &pool);
         let index = open(&format!("seq{sequence}"));
         sync_in_process(&index, &docs);
         let mut history = Vec::new();

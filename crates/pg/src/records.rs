@@ -53,6 +53,8 @@ pub struct PgCounts {
     pub chunks: u64,
     /// Vectors in the shared cache (all collections).
     pub embeddings: u64,
+    /// Model tokens of the live chunks.
+    pub tokens: u64,
     /// Bytes of the chunks table and its indexes (all collections).
     pub chunk_bytes: u64,
     /// Bytes of the vector indexes (all collections).

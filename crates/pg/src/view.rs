@@ -49,6 +49,13 @@ fn chunk_from(row: &Row) -> PgChunk {
     }
 }
 
+/// Rows of `CHUNK_COLUMNS` followed by a score.
+fn scored(rows: &[Row]) -> Vec<(PgChunk, f32)> {
+    rows.iter()
+        .map(|row| (chunk_from(row), row.get(13)))
+        .collect()
+}
+
 impl<'a, 't> PgView<'a, 't> {
     pub(crate) fn new(
         txn: &'a mut Transaction<'t>,
@@ -276,10 +283,7 @@ impl<'a, 't> PgView<'a, 't> {
             .txn
             .query(&sql, &params.refs())
             .map_err(self.err("vector search"))?;
-        Ok(rows
-            .iter()
-            .map(|row| (chunk_from(row), row.get(13)))
-            .collect())
+        Ok(scored(&rows))
     }
 
     /// The `k` chunks best matching `query` by PostgreSQL full-text search (any query word,
@@ -318,10 +322,7 @@ impl<'a, 't> PgView<'a, 't> {
             .txn
             .query(&sql, &params.refs())
             .map_err(self.err("text search"))?;
-        Ok(rows
-            .iter()
-            .map(|row| (chunk_from(row), row.get(13)))
-            .collect())
+        Ok(scored(&rows))
     }
 
     /// Vector dimensions of the collection's chunks, with how many chunks have each.
@@ -366,6 +367,8 @@ impl<'a, 't> PgView<'a, 't> {
                  (SELECT count(*) FROM rag_index.files WHERE collection = $1), \
                  (SELECT count(*) FROM rag_index.chunks WHERE collection = $1), \
                  (SELECT count(*) FROM rag_index.embeddings), \
+                 (SELECT coalesce(sum(tokens), 0)::bigint FROM rag_index.chunks \
+                  WHERE collection = $1), \
                  pg_total_relation_size('rag_index.chunks'), \
                  (SELECT coalesce(sum(pg_relation_size(c.oid)), 0)::bigint FROM pg_class c \
                   JOIN pg_namespace n ON n.oid = c.relnamespace \
@@ -377,8 +380,9 @@ impl<'a, 't> PgView<'a, 't> {
             files: row.get::<_, i64>(0) as u64,
             chunks: row.get::<_, i64>(1) as u64,
             embeddings: row.get::<_, i64>(2) as u64,
-            chunk_bytes: row.get::<_, i64>(3) as u64,
-            vector_index_bytes: row.get::<_, i64>(4) as u64,
+            tokens: row.get::<_, i64>(3) as u64,
+            chunk_bytes: row.get::<_, i64>(4) as u64,
+            vector_index_bytes: row.get::<_, i64>(5) as u64,
         })
     }
 }

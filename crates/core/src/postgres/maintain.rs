@@ -12,7 +12,6 @@ impl RagIndex {
     pub(crate) fn stats_pg(&self, store: &PgStore) -> Result<Stats> {
         let (meta, counts) = store
             .read(|view| Ok::<_, Error>((meta_from(view.meta()?, &self.dir)?, view.counts()?)))?;
-        let tokens: u64 = self.dump()?.iter().map(|c| u64::from(c.tokens)).sum();
         let shared = rag_store::Counts {
             files: counts.files,
             chunks: counts.chunks,
@@ -25,7 +24,7 @@ impl RagIndex {
             db_bytes: counts.chunk_bytes,
             graph_bytes: counts.vector_index_bytes,
             total_bytes: counts.chunk_bytes,
-            ..self.base_stats(meta.as_ref(), shared, tokens)
+            ..self.base_stats(meta.as_ref(), shared, counts.tokens)
         })
     }
 
