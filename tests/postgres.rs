@@ -130,6 +130,39 @@ fn postgres_index_equals_the_embedded_one_and_a_fresh_one_through_edits() {
         serde_json::from_str(&pg_run(&pg.url, "docs", &["verify", "--json"], 0)).unwrap();
     assert_eq!(verify["ok"], true, "{verify}");
 
+    // Each collection has its own valid HNSW index, built after its first load. A reindex
+    // writes the collection anew under a new ID and leaves no index of the old one behind.
+    let vector_indexes = || {
+        pg.psql(
+            "SELECT k.name || ':' || i.indisvalid FROM pg_index i \
+             JOIN pg_class c ON c.oid = i.indexrelid \
+             JOIN rag_index.collections k ON c.relname = 'chunks_hnsw_c' || k.id || '_d384' \
+             ORDER BY 1",
+        )
+    };
+    let all_hnsw = || {
+        pg.psql("SELECT count(*) FROM pg_class WHERE relname LIKE 'chunks\\_hnsw\\_%'")
+            .trim()
+            .to_string()
+    };
+    assert_eq!(vector_indexes(), "docs:true\nfresh:true\n");
+    let old_id = pg.psql("SELECT id FROM rag_index.collections WHERE name = 'docs'");
+    let reindexed: Value = serde_json::from_str(&pg_run(
+        &pg.url,
+        "docs",
+        &["sync", docs.to_str().unwrap(), "--reindex", "--json"],
+        0,
+    ))
+    .unwrap();
+    assert_eq!(reindexed["chunks"]["embedded"], 0, "{reindexed}");
+    assert_ne!(
+        pg.psql("SELECT id FROM rag_index.collections WHERE name = 'docs'"),
+        old_id
+    );
+    assert_eq!(pg_dump(&pg.url, "docs"), incremental);
+    assert_eq!(vector_indexes(), "docs:true\nfresh:true\n");
+    assert_eq!(all_hnsw(), "2", "the replaced collection's index is gone");
+
     // The same exact dense search answers the same on both backends.
     for question in questions().iter().take(4) {
         let q = question["question"].as_str().unwrap();
@@ -149,6 +182,10 @@ fn postgres_index_equals_the_embedded_one_and_a_fresh_one_through_edits() {
                 .collect()
         };
         assert_eq!(ids(&on_pg[0]), ids(&embedded[0]), "query {q:?}");
+        // The index path finds the same nearest chunks at this size.
+        let graph_args: Vec<&str> = args.iter().copied().filter(|a| *a != "--exact").collect();
+        let on_graph = json_lines(&pg_run(&pg.url, "docs", &graph_args, 0));
+        assert_eq!(ids(&on_graph[0]), ids(&embedded[0]), "graph query {q:?}");
     }
 }
 

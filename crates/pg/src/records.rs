@@ -57,7 +57,7 @@ pub struct PgCounts {
     pub tokens: u64,
     /// Bytes of the chunks table and its indexes (all collections).
     pub chunk_bytes: u64,
-    /// Bytes of the vector indexes (all collections).
+    /// Bytes of the collection's vector index.
     pub vector_index_bytes: u64,
 }
 

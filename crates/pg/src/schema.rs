@@ -7,7 +7,7 @@ use crate::PgError;
 use crate::store::query_error;
 
 /// The newest schema version this build knows.
-pub const SCHEMA_VERSION: i32 = 1;
+pub const SCHEMA_VERSION: i32 = 2;
 
 /// Serialises concurrent migrations across processes (a transaction-level advisory lock).
 const MIGRATION_LOCK: i64 = 0x7261_6769_6478_0001;
@@ -88,6 +88,32 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
 $$;
 "#;
 
+/// Version 2: one HNSW index per collection and dimension instead of one per dimension, so a
+/// collection's first load inserts without maintaining a graph and builds its index once
+/// afterwards (about 20x faster than row-by-row graph inserts), and a search walks only its
+/// own collection's graph.
+const V2: &str = r#"
+-- The dimension of the collection's vectors, so a writer can check its index at open.
+ALTER TABLE rag_index.collections ADD COLUMN dim integer;
+UPDATE rag_index.collections k SET dim = (SELECT max(c.dim) FROM rag_index.chunks c
+    WHERE c.collection = k.id);
+DO $$
+DECLARE r record;
+BEGIN
+    FOR r IN SELECT DISTINCT collection, dim FROM rag_index.chunks LOOP
+        EXECUTE format('CREATE INDEX IF NOT EXISTS %I ON rag_index.chunks USING hnsw '
+            '((embedding::vector(%s)) vector_cosine_ops) WHERE collection = %s AND dim = %s',
+            'chunks_hnsw_c' || r.collection || '_d' || r.dim, r.dim, r.collection, r.dim);
+    END LOOP;
+    FOR r IN SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+             WHERE n.nspname = 'rag_index' AND c.relkind = 'i'
+               AND c.relname ~ '^chunks_hnsw_[0-9]+$' LOOP
+        EXECUTE format('DROP INDEX rag_index.%I', r.relname);
+    END LOOP;
+END
+$$;
+"#;
+
 /// Creates or migrates the schema; safe when several processes do it at once.
 pub(crate) fn migrate(client: &mut Client, server: &str) -> Result<(), PgError> {
     let err = |action| move |e| query_error(action, server, e);
@@ -117,22 +143,106 @@ pub(crate) fn migrate(client: &mut Client, server: &str) -> Result<(), PgError> 
             .map_err(err("schema version"))?;
         log::info!("created the rag_index schema (version 1) on {server}");
     }
+    if found < 2 {
+        txn.batch_execute(V2).map_err(err("schema version 2"))?;
+        txn.execute("INSERT INTO rag_index.schema_version VALUES (2)", &[])
+            .map_err(err("schema version"))?;
+        if found >= 1 {
+            log::info!("migrated the rag_index schema on {server} to version 2");
+        }
+    }
     txn.commit().map_err(err("migration commit"))
 }
 
-/// Creates the HNSW index for vectors of `dim` dimensions if missing. pgvector indexes need a
-/// fixed dimension, and collections of different models share the table: one partial
-/// expression index per dimension.
+/// The name of the HNSW index of one collection's vectors of `dim` dimensions.
+pub(crate) fn vector_index_name(collection: i64, dim: usize) -> String {
+    format!("chunks_hnsw_c{collection}_d{dim}")
+}
+
+/// Makes sure `collection` has a valid HNSW index for `dim`, building it if missing (a new
+/// collection) or invalid (a build that was killed). Runs outside any transaction:
+/// `CREATE INDEX CONCURRENTLY` blocks neither readers nor other collections' writers, and
+/// until it is ready the planner scans the collection exactly, which is slower but not wrong.
 pub(crate) fn ensure_vector_index(
     client: &mut Client,
     server: &str,
+    collection: i64,
     dim: usize,
-) -> Result<(), PgError> {
-    let sql = format!(
-        "CREATE INDEX IF NOT EXISTS chunks_hnsw_{dim} ON rag_index.chunks \
-         USING hnsw ((embedding::vector({dim})) vector_cosine_ops) WHERE dim = {dim}"
-    );
+) -> Result<bool, PgError> {
+    let err = |action| move |e| query_error(action, server, e);
+    let name = vector_index_name(collection, dim);
+    let valid: Option<bool> = client
+        .query_opt(
+            "SELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid \
+             JOIN pg_namespace n ON n.oid = c.relnamespace \
+             WHERE n.nspname = 'rag_index' AND c.relname = $1",
+            &[&name],
+        )
+        .map_err(err("vector index check"))?
+        .map(|row| row.get(0));
+    match valid {
+        Some(true) => return Ok(false),
+        Some(false) => client
+            .batch_execute(&format!(
+                "DROP INDEX CONCURRENTLY IF EXISTS rag_index.{name}"
+            ))
+            .map_err(err("invalid vector index removal"))?,
+        None => {}
+    }
+    let rows: i64 = client
+        .query_one(
+            "SELECT count(*) FROM rag_index.chunks WHERE collection = $1",
+            &[&collection],
+        )
+        .map_err(err("vector index build"))?
+        .get(0);
+    let rows = rows.max(0) as u64;
+    // pgvector builds in memory when the graph fits, and far slower when it does not: about
+    // 2 KiB per 384-dimension row, bounded so one build cannot take the server's memory.
+    let per_row = (dim as u64) * 4 + 600;
+    let memory_mib = (rows * per_row >> 20).clamp(64, 2048);
+    let started = std::time::Instant::now();
     client
-        .batch_execute(&sql)
-        .map_err(|e| query_error("vector index creation", server, e))
+        .batch_execute(&format!("SET maintenance_work_mem = '{memory_mib}MB'"))
+        .map_err(err("vector index build"))?;
+    // One statement per call: several in one simple query form an implicit transaction,
+    // which CONCURRENTLY refuses.
+    let built = client.batch_execute(&format!(
+        "CREATE INDEX CONCURRENTLY IF NOT EXISTS {name} ON rag_index.chunks \
+         USING hnsw ((embedding::vector({dim})) vector_cosine_ops) \
+         WHERE collection = {collection} AND dim = {dim}"
+    ));
+    let reset = client.batch_execute("RESET maintenance_work_mem");
+    built.map_err(err("vector index build"))?;
+    reset.map_err(err("vector index build"))?;
+    log::info!(
+        "built the vector index of {rows} chunk(s) in {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    Ok(true)
+}
+
+/// Drops the vector indexes of collections that no longer exist (a reindex gives a collection
+/// a new ID; a crash can leave the old index behind). Outside any transaction.
+pub(crate) fn drop_orphan_vector_indexes(client: &mut Client, server: &str) -> Result<(), PgError> {
+    let err = |action| move |e| query_error(action, server, e);
+    let rows = client
+        .query(
+            "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
+             WHERE n.nspname = 'rag_index' AND c.relkind = 'i' \
+               AND c.relname ~ '^chunks_hnsw_c[0-9]+_d[0-9]+$' \
+               AND NOT EXISTS (SELECT 1 FROM rag_index.collections k \
+                   WHERE k.id = substring(c.relname from 'c([0-9]+)_d')::bigint)",
+            &[],
+        )
+        .map_err(err("vector index listing"))?;
+    for row in rows {
+        let name: String = row.get(0);
+        client
+            .batch_execute(&format!(
+                "DROP INDEX CONCURRENTLY IF EXISTS rag_index.{name}"
+            ))
+            .map_err(err("stale vector index removal"))?;
+    }
+    Ok(())
 }

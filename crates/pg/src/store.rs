@@ -10,7 +10,7 @@ use serde_json::Value;
 use crate::PgError;
 use crate::connect::Server;
 use crate::records::{PgCommit, PgCounts, PgFile};
-use crate::schema::{ensure_vector_index, migrate};
+use crate::schema::{drop_orphan_vector_indexes, ensure_vector_index, migrate};
 use crate::view::PgView;
 
 /// How to open a collection.
@@ -30,7 +30,6 @@ pub enum OpenMode {
 pub struct PgStore {
     server: Server,
     collection: String,
-    collection_id: Mutex<Option<i64>>,
     writer: bool,
     // One connection: a writer's session holds the collection's advisory lock for its lifetime.
     client: Mutex<Client>,
@@ -53,6 +52,24 @@ fn lock_key(collection: &str) -> i64 {
         hash = hash.wrapping_mul(0x0100_0000_01b3);
     }
     i64::from_be_bytes(hash.to_be_bytes())
+}
+
+/// At a writer's open: drops the indexes of replaced collections and rebuilds this one's index
+/// if a crash left it missing or half-built.
+fn repair_vector_index(client: &mut Client, server: &str, collection: &str) -> Result<(), PgError> {
+    drop_orphan_vector_indexes(client, server)?;
+    let row = client
+        .query_opt(
+            "SELECT id, dim FROM rag_index.collections WHERE name = $1",
+            &[&collection],
+        )
+        .map_err(|e| query_error("collection lookup", server, e))?;
+    if let Some((id, Some(dim))) =
+        row.map(|row| (row.get::<_, i64>(0), row.get::<_, Option<i32>>(1)))
+    {
+        ensure_vector_index(client, server, id, dim.max(0) as usize)?;
+    }
+    Ok(())
 }
 
 impl PgStore {
@@ -86,15 +103,15 @@ impl PgStore {
                 true
             }
         };
-        let store = PgStore {
+        if writer {
+            repair_vector_index(&mut client, &server.label, collection)?;
+        }
+        Ok(PgStore {
             server,
             collection: collection.to_string(),
-            collection_id: Mutex::new(None),
             writer,
             client: Mutex::new(client),
-        };
-        store.find_collection()?;
-        Ok(store)
+        })
     }
 
     /// `host:port/database` of the server (no password).
@@ -117,28 +134,12 @@ impl PgStore {
         move |e| query_error(action, &self.server.label, e)
     }
 
-    fn find_collection(&self) -> Result<Option<i64>, PgError> {
-        let mut id = self.collection_id.lock().unwrap_or_else(|p| p.into_inner());
-        if id.is_none() {
-            *id = self
-                .lock()
-                .query_opt(
-                    "SELECT id FROM rag_index.collections WHERE name = $1",
-                    &[&self.collection],
-                )
-                .map_err(self.err("collection lookup"))?
-                .map(|row| row.get(0));
-        }
-        Ok(*id)
-    }
-
     /// Runs `read` in one read-only, repeatable-read transaction: every query in it sees the
     /// same committed state, whatever commits meanwhile.
     pub fn read<T, E: From<PgError>>(
         &self,
         read: impl FnOnce(&mut PgView<'_, '_>) -> Result<T, E>,
     ) -> Result<T, E> {
-        let collection = self.find_collection()?;
         let mut client = self.lock();
         let mut txn = client
             .build_transaction()
@@ -146,6 +147,14 @@ impl PgStore {
             .read_only(true)
             .start()
             .map_err(self.err("read transaction"))?;
+        // Looked up in the transaction, not cached: a reindex gives the collection a new ID.
+        let collection: Option<i64> = txn
+            .query_opt(
+                "SELECT id FROM rag_index.collections WHERE name = $1",
+                &[&self.collection],
+            )
+            .map_err(self.err("collection lookup"))?
+            .map(|row| row.get(0));
         let mut view = PgView::new(&mut txn, &self.server.label, collection);
         let out = read(&mut view)?;
         txn.commit().map_err(self.err("read transaction"))?;
@@ -192,16 +201,17 @@ impl PgStore {
         self.require_writer()?;
         let mut client = self.lock();
         let mut txn = client.transaction().map_err(self.err("vector save"))?;
-        let insert = txn
-            .prepare(
-                "INSERT INTO rag_index.embeddings (key, dim, vector) VALUES ($1, $2, $3) \
+        for part in batch.chunks(1_000) {
+            let keys: Vec<&str> = part.iter().map(|(k, _)| k.as_str()).collect();
+            let dims: Vec<i32> = part.iter().map(|(_, v)| v.len() as i32).collect();
+            let vectors: Vec<Vector> = part.iter().map(|(_, v)| Vector::from(v.clone())).collect();
+            txn.execute(
+                "INSERT INTO rag_index.embeddings (key, dim, vector) \
+                 SELECT * FROM unnest($1::text[], $2::int[], $3::vector[]) \
                  ON CONFLICT (key) DO NOTHING",
+                &[&keys, &dims, &vectors],
             )
             .map_err(self.err("vector save"))?;
-        for (key, vector) in batch {
-            let dim = vector.len() as i32;
-            txn.execute(&insert, &[key, &dim, &Vector::from(vector.clone())])
-                .map_err(self.err("vector save"))?;
         }
         txn.commit().map_err(self.err("vector save"))
     }
@@ -218,26 +228,53 @@ impl PgStore {
 
     /// Applies `commit` in one transaction: readers see the collection before it or after it,
     /// and a failure (the server going away included) leaves the previous state.
+    ///
+    /// A first sync, and a reindex (`clear`), write a new collection row that replaces the old
+    /// one when the transaction commits: its chunks go in without a vector index to maintain,
+    /// and the index is built once afterwards (see [`ensure_vector_index`]).
     pub fn commit(&self, commit: &PgCommit, dim: usize) -> Result<(), PgError> {
         self.require_writer()?;
-        let id = {
-            let mut client = self.lock();
-            ensure_vector_index(&mut client, &self.server.label, dim)?;
-            let id: i64 = client
-                .query_one(
-                    "INSERT INTO rag_index.collections (name) VALUES ($1) \
-                     ON CONFLICT (name) DO UPDATE SET name = EXCLUDED.name RETURNING id",
-                    &[&self.collection],
-                )
-                .map_err(self.err("collection creation"))?
-                .get(0);
-            id
-        };
-        *self.collection_id.lock().unwrap_or_else(|p| p.into_inner()) = Some(id);
         let mut client = self.lock();
         let mut txn = client.transaction().map_err(self.err("commit"))?;
+        let existing: Option<i64> = txn
+            .query_opt(
+                "SELECT id FROM rag_index.collections WHERE name = $1",
+                &[&self.collection],
+            )
+            .map_err(self.err("collection lookup"))?
+            .map(|row| row.get(0));
+        let (id, replaced) = match existing {
+            Some(id) if !commit.clear => (id, false),
+            old => {
+                if let Some(old) = old {
+                    // Its files and chunks go with it (ON DELETE CASCADE), in this transaction.
+                    txn.execute("DELETE FROM rag_index.collections WHERE id = $1", &[&old])
+                        .map_err(self.err("collection replacement"))?;
+                }
+                let id: i64 = txn
+                    .query_one(
+                        "INSERT INTO rag_index.collections (name) VALUES ($1) RETURNING id",
+                        &[&self.collection],
+                    )
+                    .map_err(self.err("collection creation"))?
+                    .get(0);
+                (id, old.is_some())
+            }
+        };
+        txn.execute(
+            "UPDATE rag_index.collections SET dim = $2 WHERE id = $1",
+            &[&id, &(dim as i32)],
+        )
+        .map_err(self.err("collection creation"))?;
         crate::write::apply(&mut txn, &self.server.label, id, commit)?;
-        txn.commit().map_err(self.err("commit"))
+        txn.commit().map_err(self.err("commit"))?;
+        // Committed: what follows only speeds searches up, and a crash here is repaired when
+        // the next writer opens.
+        if replaced {
+            drop_orphan_vector_indexes(&mut client, &self.server.label)?;
+        }
+        ensure_vector_index(&mut client, &self.server.label, id, dim)?;
+        Ok(())
     }
 
     /// Live chunks, from the manifest (cheap; see [`PgView::live_chunks`]).
