@@ -6,7 +6,8 @@
 # (--vectors random, or clustered = the model's vector of the text without its unique line + noise).
 #
 #   benches/pg_scale.sh [--sizes 100000,1000000] [--budget-min 60] [--vectors random|clustered]
-#                       [--fast (PG_FAST=1)] [--keep]
+#                       [--fast (PG_FAST=1)] [--keep] [--no-rebuild (skip the from-scratch
+#                       CREATE INDEX timing; the full sync builds the collection's index anyway)]
 #
 # A fresh server per size; the run stops before a size its previous one projects past the budget
 # or the free disk. Env: RAG_INDEX_BIN (default /var/tmp/rag-index-bench-bin), LC_VENV (default
@@ -19,7 +20,7 @@ corpus="$(cd "$root/../shared/corpora/traefik/docs" && pwd)"
 model="$root/models/all-MiniLM-L6-v2"
 bin="${RAG_INDEX_BIN:-/var/tmp/rag-index-bench-bin}"
 py="${LC_VENV:-/var/tmp/lcpg-venv}/bin/python"
-sizes=100000,1000000 budget_min=60 fast=0 keep=0 vectors=random
+sizes=100000,1000000 budget_min=60 fast=0 keep=0 vectors=random rebuild=1
 while [ $# -gt 0 ]; do
     case "$1" in
         --sizes) sizes="$2"; shift ;;
@@ -27,7 +28,8 @@ while [ $# -gt 0 ]; do
         --fast) fast=1 ;;
         --vectors) vectors="$2"; shift ;;
         --keep) keep=1 ;;
-        -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+        --no-rebuild) rebuild=0 ;;
+        -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
         *) echo "unknown option: $1" >&2; exit 2 ;;
     esac
     shift
@@ -149,7 +151,11 @@ EOF
 
     used=$(($(du -sB1 "$pgdata" | cut -f1) + $(du -sB1 "$big" | cut -f1)))
     load=$(load1)
-    "$py" "$here/pg_scale.py" rebuild "$url" >"$work/rebuild.json"
+    if [ "$rebuild" = 1 ]; then
+        "$py" "$here/pg_scale.py" rebuild "$url" >"$work/rebuild.json"
+    else
+        echo '{"skipped": true}' >"$work/rebuild.json"
+    fi
     record "{\"size\":$n,\"step\":\"rebuild\",\"load\":$load,\"load_end\":$(load1),\"report\":$(cat "$work/rebuild.json")}"
     log "size $n HNSW from scratch: $(cat "$work/rebuild.json")"
     record "{\"size\":$n,\"step\":\"footprint\",\"disk_bytes\":$used,\"size_ms\":$(($(now_ms) - size_t0))}"
@@ -207,7 +213,8 @@ for n in sorted({r["size"] for r in rows}):
           f"recall@{sq['report']['k']} vs exact (load {sq['load']}): " + "; ".join(
           f"{ef}: {v['recall']:.3f} at p50 {v['p50_ms']} ms" for ef, v in sq["report"]["sql"].items()))
     rb = get("rebuild")
-    print(f"\nThe same HNSW index built from scratch over these chunks (CREATE INDEX, maintenance_work_mem "
+    if not rb["report"].get("skipped"):
+      print(f"\nThe same HNSW index built from scratch over these chunks (CREATE INDEX, maintenance_work_mem "
           f"{rb['report']['maintenance_work_mem']}): {rb['report']['create_index_s']} s (load {rb['load']} -> {rb['load_end']}).")
     sz = get("sizes")["report"]
     fp = get("footprint")
