@@ -53,8 +53,9 @@ struct Cli {
     )]
     store: Option<String>,
     /// The collection in --store (one per synced folder). Default for `sync`: the folder's
-    /// name; other commands need it.
-    #[arg(long, global = true, value_name = "NAME", env = "RAG_INDEX_COLLECTION")]
+    /// name; other commands need it. `query`, `eval` and `serve` take a comma list (`a,b`) to
+    /// search several collections at once.
+    #[arg(long, global = true, value_name = "NAME[,NAME]", env = "RAG_INDEX_COLLECTION")]
     collection: Option<String>,
     #[command(subcommand)]
     command: Command,

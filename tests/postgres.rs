@@ -7,7 +7,7 @@ mod common;
 #[path = "common/pg.rs"]
 mod pg_support;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -396,6 +396,65 @@ fn one_writer_per_collection_and_collections_sync_side_by_side() {
         let path = c["path"].as_str().unwrap();
         FILES[2..4].contains(&path)
     }));
+
+    // One search over several collections ranks their chunks together; each hit names its
+    // collection, and the chunk `a` and `a2` share (same path, same text, same ID) comes back
+    // once from each.
+    let mut seen = BTreeSet::new();
+    for question in questions().iter().take(12) {
+        let q = question["question"].as_str().unwrap();
+        let out = json_lines(&pg_run(
+            &pg.url,
+            "a,b",
+            &["query", q, "--json", "-k", "5"],
+            0,
+        ));
+        for hit in out[0]["hits"].as_array().unwrap() {
+            let collection = hit["collection"]
+                .as_str()
+                .expect("a hit names its collection");
+            let path = hit["path"].as_str().unwrap();
+            let expected = if FILES[..2].contains(&path) { "a" } else { "b" };
+            assert_eq!(collection, expected, "{hit}");
+            seen.insert(collection.to_string());
+        }
+    }
+    assert_eq!(seen.len(), 2, "hits from both collections: {seen:?}");
+    let q = questions()[0]["question"].as_str().unwrap().to_string();
+    let args = [
+        "query",
+        &q,
+        "--json",
+        "-k",
+        "2",
+        "--mode",
+        "dense",
+        "--exact",
+        "--no-dedup",
+        "--expand",
+        "section",
+    ];
+    let twins = json_lines(&pg_run(&pg.url, "a,a2", &args, 0));
+    let hits = twins[0]["hits"].as_array().unwrap();
+    assert_eq!(hits.len(), 2, "{}", twins[0]);
+    assert_eq!(hits[0]["chunk_id"], hits[1]["chunk_id"]);
+    let names: BTreeSet<&str> = hits
+        .iter()
+        .map(|h| h["collection"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, BTreeSet::from(["a", "a2"]));
+    for hit in hits {
+        for part in hit["passage"].as_array().expect("a section passage") {
+            assert_eq!(
+                part["collection"], hit["collection"],
+                "expansion stays in its collection"
+            );
+        }
+    }
+    // Writing, checking and counting concern one collection.
+    let refused = pg_run(&pg.url, "a,b", &["sync", a.to_str().unwrap()], 2);
+    assert!(refused.is_empty());
+    pg_run(&pg.url, "a,b", &["stats"], 2);
 }
 
 #[test]

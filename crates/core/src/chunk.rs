@@ -31,9 +31,30 @@ pub struct IndexedChunk {
     pub tokens: u32,
     /// Front-matter fields and tags, and `table_keys` for table chunks.
     pub metadata: Map<String, Value>,
+    /// The PostgreSQL collection it came from, when a search spans several (a chunk ID and
+    /// path are unique within one collection only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub collection: Option<String>,
 }
 
 impl IndexedChunk {
+    /// The chunk ID, prefixed by the collection when there is one: unique across a search.
+    pub(crate) fn scoped_id(&self) -> String {
+        self.scoped(&self.chunk_id)
+    }
+
+    /// The path, prefixed by the collection when there is one.
+    pub(crate) fn scoped_path(&self) -> String {
+        self.scoped(&self.path)
+    }
+
+    fn scoped(&self, name: &str) -> String {
+        match &self.collection {
+            Some(collection) => format!("{collection}\u{0}{name}"),
+            None => name.to_string(),
+        }
+    }
+
     /// The text without its breadcrumb line.
     pub fn body(&self) -> &str {
         match self.heading_path.is_empty() {
@@ -58,6 +79,7 @@ impl IndexedChunk {
             hash: r.hash,
             tokens: r.tokens,
             metadata,
+            collection: None,
         }
     }
 
@@ -74,6 +96,7 @@ impl IndexedChunk {
             hash: c.hash,
             tokens: c.tokens as u32,
             metadata: c.metadata,
+            collection: None,
         }
     }
 }

@@ -38,7 +38,7 @@ pub(crate) fn assemble(
         if out.results.len() == k || out.budget.is_some_and(|b| out.spent >= b) {
             break;
         }
-        if let Some(&at) = out.used.get(&hit.chunk.chunk_id) {
+        if let Some(&at) = out.used.get(&hit.chunk.scoped_id()) {
             out.mark_hit(at, &hit.chunk.chunk_id);
             continue;
         }
@@ -64,7 +64,7 @@ struct Assembly<'a> {
     budget: Option<usize>,
     spent: usize,
     results: Vec<Hit>,
-    /// Chunk ID → the result that holds it.
+    /// Chunk ID (scoped by collection) → the result that holds it.
     used: HashMap<String, usize>,
     /// A file's visible chunks in order, loaded once.
     files: HashMap<String, Vec<IndexedChunk>>,
@@ -85,7 +85,7 @@ impl Assembly<'_> {
         }
         self.spent += cost;
         self.used
-            .insert(hit.chunk.chunk_id.clone(), self.results.len());
+            .insert(hit.chunk.scoped_id(), self.results.len());
         self.results.push(hit);
     }
 
@@ -99,12 +99,13 @@ impl Assembly<'_> {
 
     /// The file's chunks the caller may see, in order, and the hit's position among them.
     fn file_of(&mut self, hit: &IndexedChunk) -> Result<(Vec<IndexedChunk>, Option<usize>)> {
-        if !self.files.contains_key(&hit.path) {
-            let mut chunks = self.source.file_chunks(&hit.path)?;
+        let file = hit.scoped_path();
+        if !self.files.contains_key(&file) {
+            let mut chunks = self.source.file_chunks(hit)?;
             chunks.retain(|chunk| self.access.may_see(&required_labels(&chunk.metadata)));
-            self.files.insert(hit.path.clone(), chunks);
+            self.files.insert(file.clone(), chunks);
         }
-        let chunks = self.files[&hit.path].clone();
+        let chunks = self.files[&file].clone();
         let at = chunks.iter().position(|c| c.chunk_id == hit.chunk_id);
         Ok((chunks, at))
     }
@@ -113,7 +114,7 @@ impl Assembly<'_> {
         let at = self.results.len();
         self.spent += parts.iter().map(|p| p.chunk.tokens as usize).sum::<usize>();
         for part in &parts {
-            self.used.insert(part.chunk.chunk_id.clone(), at);
+            self.used.insert(part.chunk.scoped_id(), at);
         }
         hit.passage = parts;
         self.results.push(hit);
@@ -126,7 +127,7 @@ impl Assembly<'_> {
         };
         let same_section = |j: usize| chunks[j].heading_path == hit.chunk.heading_path;
         let free =
-            |j: usize, used: &HashMap<String, usize>| !used.contains_key(&chunks[j].chunk_id);
+            |j: usize, used: &HashMap<String, usize>| !used.contains_key(&chunks[j].scoped_id());
         let mut picked = vec![i];
         let mut cost = hit.chunk.tokens as usize;
         if cost > self.left() {
@@ -168,13 +169,13 @@ impl Assembly<'_> {
         while last + 1 < chunks.len() && inside(last + 1) {
             last += 1;
         }
-        let key = (hit.chunk.path.clone(), chunks[first].ordinal);
+        let key = (hit.chunk.scoped_path(), chunks[first].ordinal);
         if let Some(&at) = self.sections.get(&key) {
             // Another hit of a section already returned: it joins that result if it fits.
             let cost = hit.chunk.tokens as usize;
             if cost <= self.left() {
                 self.spent += cost;
-                self.used.insert(hit.chunk.chunk_id.clone(), at);
+                self.used.insert(hit.chunk.scoped_id(), at);
                 let passage = &mut self.results[at].passage;
                 passage.push(PassageChunk {
                     is_hit: true,
@@ -212,7 +213,7 @@ impl Assembly<'_> {
                     continue;
                 };
                 let extra = chunks[j].tokens as usize;
-                if self.used.contains_key(&chunks[j].chunk_id) || cost + extra > cap {
+                if self.used.contains_key(&chunks[j].scoped_id()) || cost + extra > cap {
                     match side {
                         0 => grow_lo = false,
                         _ => grow_hi = false,

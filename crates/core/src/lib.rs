@@ -357,7 +357,19 @@ impl RagIndex {
             }
             (StoreLocation::Dir(dir), OpenMode::Writer { .. }) => Self::open(dir, embedder, config),
             (StoreLocation::Postgres { url, collection }, mode) => {
-                let store = rag_pg::PgStore::open(url, collection, mode.into())?;
+                let names = location.collections();
+                let store = match (mode, names.len()) {
+                    (OpenMode::Reader, 2..) => rag_pg::PgStore::open_readers(url, &names)?,
+                    (_, 2..) => {
+                        return Err(Error::InvalidConfig {
+                            reason: format!(
+                                "a sync writes one collection; {} were named ({collection})",
+                                names.len()
+                            ),
+                        });
+                    }
+                    _ => rag_pg::PgStore::open(url, collection, mode.into())?,
+                };
                 let writable = mode != OpenMode::Reader;
                 Self::with_backend(
                     location.clone(),
@@ -491,7 +503,8 @@ impl RagIndex {
         let chunk = match &self.backend {
             Backend::Embedded(store) => source::SnapshotChunks(&store.read()?).chunk(chunk_id)?,
             Backend::Postgres(store) => {
-                store.read(|view| postgres::PgChunks(view).chunk(chunk_id))?
+                let named = postgres::spans_several(store);
+                store.read(|view| postgres::PgChunks { view, named }.chunk(chunk_id))?
             }
         };
         Ok(chunk.filter(|chunk| access.may_see(&access::required_labels(&chunk.metadata))))
@@ -500,8 +513,12 @@ impl RagIndex {
     /// Every live chunk, ordered by path and position.
     pub fn dump(&self) -> Result<Vec<IndexedChunk>> {
         if let Some(store) = self.pg() {
+            postgres::one_collection(store, "dump")?;
             let chunks = store.read(|view| view.chunks())?;
-            return Ok(chunks.into_iter().map(postgres::indexed_chunk).collect());
+            return Ok(chunks
+                .into_iter()
+                .map(|c| postgres::indexed_chunk(c, false))
+                .collect());
         }
         let mut chunks = self.store()?.read()?.chunks()?;
         chunks.sort_by(|a, b| (&a.1.path, a.1.ordinal, &a.0).cmp(&(&b.1.path, b.1.ordinal, &b.0)));

@@ -49,11 +49,23 @@ impl StoreLocation {
             Some(name) => name.to_string(),
             None => default_collection(dir),
         };
-        check_collection(&collection)?;
+        for name in collection.split(',') {
+            check_collection(name)?;
+        }
         Ok(StoreLocation::Postgres {
             url: url.to_string(),
             collection,
         })
+    }
+
+    /// The collections named: `--collection a,b` reads several (searches only).
+    pub fn collections(&self) -> Vec<String> {
+        match self {
+            StoreLocation::Dir(_) => Vec::new(),
+            StoreLocation::Postgres { collection, .. } => {
+                collection.split(',').map(str::to_string).collect()
+            }
+        }
     }
 
     /// Whether this is a PostgreSQL collection.

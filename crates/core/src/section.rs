@@ -55,7 +55,10 @@ impl RagIndex {
                 section_in(&mut SnapshotChunks(&snapshot), chunk_id, access, max_tokens)
             }
             Backend::Postgres(store) => {
-                store.read(|view| section_in(&mut PgChunks(view), chunk_id, access, max_tokens))
+                let named = crate::postgres::spans_several(store);
+                store.read(|view| {
+                    section_in(&mut PgChunks { view, named }, chunk_id, access, max_tokens)
+                })
             }
         }
     }
@@ -86,7 +89,7 @@ fn section_in(
     if !access.may_see(&required_labels(&hit.metadata)) {
         return Ok(None);
     }
-    let mut chunks = source.file_chunks(&hit.path)?;
+    let mut chunks = source.file_chunks(&hit)?;
     chunks.retain(|chunk| access.may_see(&required_labels(&chunk.metadata)));
     let Some(at) = chunks.iter().position(|c| c.chunk_id == hit.chunk_id) else {
         return Ok(Some(section_of(hit.clone(), vec![hit], false)));

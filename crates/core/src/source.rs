@@ -10,8 +10,8 @@ use crate::chunk::IndexedChunk;
 pub(crate) trait ChunkSource {
     /// A live chunk.
     fn chunk(&mut self, chunk_id: &str) -> Result<Option<IndexedChunk>>;
-    /// Every live chunk of a file, in document order.
-    fn file_chunks(&mut self, path: &str) -> Result<Vec<IndexedChunk>>;
+    /// Every live chunk of the file `of` comes from, in document order.
+    fn file_chunks(&mut self, of: &IndexedChunk) -> Result<Vec<IndexedChunk>>;
 }
 
 /// The embedded store's snapshot as a [`ChunkSource`].
@@ -25,9 +25,9 @@ impl ChunkSource for SnapshotChunks<'_> {
             .map(|record| IndexedChunk::from_record(chunk_id.to_string(), record)))
     }
 
-    fn file_chunks(&mut self, path: &str) -> Result<Vec<IndexedChunk>> {
+    fn file_chunks(&mut self, of: &IndexedChunk) -> Result<Vec<IndexedChunk>> {
         let mut chunks = Vec::new();
-        if let Some(file) = self.0.file(path)? {
+        if let Some(file) = self.0.file(&of.path)? {
             for id in file.chunk_ids {
                 if let Some(record) = self.0.chunk(&id)? {
                     chunks.push(IndexedChunk::from_record(id, record));

@@ -18,6 +18,8 @@ pub struct PgFile {
 /// A live chunk.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PgChunk {
+    /// The collection it belongs to (empty in a [`PgCommit`], which names its own).
+    pub collection: String,
     /// Chunk ID.
     pub id: String,
     /// Source path relative to the synced folder.

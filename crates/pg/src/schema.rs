@@ -200,7 +200,7 @@ pub(crate) fn ensure_vector_index(
     // pgvector builds in memory when the graph fits, and far slower when it does not: about
     // 2 KiB per 384-dimension row, bounded so one build cannot take the server's memory.
     let per_row = (dim as u64) * 4 + 600;
-    let memory_mib = (rows * per_row >> 20).clamp(64, 2048);
+    let memory_mib = ((rows * per_row) >> 20).clamp(64, 2048);
     let started = std::time::Instant::now();
     client
         .batch_execute(&format!("SET maintenance_work_mem = '{memory_mib}MB'"))

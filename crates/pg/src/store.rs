@@ -26,10 +26,12 @@ pub enum OpenMode {
     },
 }
 
-/// One collection of a rag-index schema in PostgreSQL.
+/// One collection of a rag-index schema in PostgreSQL (or, for reading, several).
 pub struct PgStore {
     server: Server,
     collection: String,
+    // Every collection a reader searches, `collection` first; a writer's is just its own.
+    collections: Vec<String>,
     writer: bool,
     // One connection: a writer's session holds the collection's advisory lock for its lifetime.
     client: Mutex<Client>,
@@ -76,6 +78,26 @@ impl PgStore {
     /// Connects to `url`, creates or migrates the schema, and opens `collection` (created on the
     /// first commit of a writer; a reader of a collection never synced sees it empty).
     pub fn open(url: &str, collection: &str, mode: OpenMode) -> Result<PgStore, PgError> {
+        Self::open_with(url, collection, &[], mode)
+    }
+
+    /// Opens several collections for reading: searches rank their chunks together, and each
+    /// chunk names its collection ([`PgChunk::collection`](crate::PgChunk::collection)).
+    pub fn open_readers(url: &str, collections: &[String]) -> Result<PgStore, PgError> {
+        let Some((first, rest)) = collections.split_first() else {
+            return Err(PgError::InvalidUrl {
+                reason: "no collection named".into(),
+            });
+        };
+        Self::open_with(url, first, rest, OpenMode::Reader)
+    }
+
+    fn open_with(
+        url: &str,
+        collection: &str,
+        more: &[String],
+        mode: OpenMode,
+    ) -> Result<PgStore, PgError> {
         let server = Server::parse(url)?;
         let mut client = server.connect()?;
         migrate(&mut client, &server.label)?;
@@ -106,9 +128,16 @@ impl PgStore {
         if writer {
             repair_vector_index(&mut client, &server.label, collection)?;
         }
+        let mut collections = vec![collection.to_string()];
+        for name in more {
+            if !collections.contains(name) {
+                collections.push(name.clone());
+            }
+        }
         Ok(PgStore {
             server,
             collection: collection.to_string(),
+            collections,
             writer,
             client: Mutex::new(client),
         })
@@ -119,9 +148,14 @@ impl PgStore {
         &self.server.label
     }
 
-    /// The collection's name.
+    /// The collection's name (a reader of several: the first).
     pub fn collection(&self) -> &str {
         &self.collection
+    }
+
+    /// Every collection this store reads.
+    pub fn collections(&self) -> &[String] {
+        &self.collections
     }
 
     fn lock(&self) -> MutexGuard<'_, Client> {
@@ -147,15 +181,17 @@ impl PgStore {
             .read_only(true)
             .start()
             .map_err(self.err("read transaction"))?;
-        // Looked up in the transaction, not cached: a reindex gives the collection a new ID.
-        let collection: Option<i64> = txn
-            .query_opt(
-                "SELECT id FROM rag_index.collections WHERE name = $1",
-                &[&self.collection],
+        // Looked up in the transaction, not cached: a reindex gives a collection a new ID.
+        // Collections never synced are absent (and read as empty).
+        let rows = txn
+            .query(
+                "SELECT k.id, k.name FROM unnest($1::text[]) WITH ORDINALITY AS n(name, at) \
+                 JOIN rag_index.collections k ON k.name = n.name ORDER BY n.at",
+                &[&self.collections],
             )
-            .map_err(self.err("collection lookup"))?
-            .map(|row| row.get(0));
-        let mut view = PgView::new(&mut txn, &self.server.label, collection);
+            .map_err(self.err("collection lookup"))?;
+        let collections = rows.iter().map(|row| (row.get(0), row.get(1))).collect();
+        let mut view = PgView::new(&mut txn, &self.server.label, collections, &self.collection);
         let out = read(&mut view)?;
         txn.commit().map_err(self.err("read transaction"))?;
         Ok(out)

@@ -10,7 +10,7 @@ use crate::records::{PgChunk, PgCounts, PgFile};
 use crate::store::query_error;
 
 const CHUNK_COLUMNS: &str = "c.id, c.path, c.title, c.heading_path, c.ordinal, c.byte_start, \
-    c.byte_end, c.text, c.hash, c.tokens, c.metadata, c.labels, c.embedding_key";
+    c.byte_end, c.text, c.hash, c.tokens, c.metadata, c.labels, c.embedding_key, c.collection";
 
 /// Most HNSW candidates pgvector considers per scan (its own upper limit).
 const MAX_EF_SEARCH: usize = 1_000;
@@ -20,17 +20,29 @@ fn candidates(k: usize) -> usize {
     (k * 2).clamp(100, MAX_EF_SEARCH)
 }
 
-/// One read transaction over a collection; see [`PgStore::read`](crate::PgStore::read).
+/// One read transaction over a collection (or several); see
+/// [`PgStore::read`](crate::PgStore::read). Manifest, meta and counts are the first
+/// collection's; chunk lookups and searches span all of them.
 pub struct PgView<'a, 't> {
     txn: &'a mut Transaction<'t>,
     server: &'a str,
+    // The store's collections that exist, in its order: (ID, name).
+    collections: Vec<(i64, String)>,
+    // The first collection's ID, if it exists.
     collection: Option<i64>,
+    ids: Vec<i64>,
 }
 
-fn chunk_from(row: &Row) -> PgChunk {
+fn chunk_from(row: &Row, names: &[(i64, String)]) -> PgChunk {
+    let collection: i64 = row.get(13);
     let heading_path: Value = row.get(3);
     let metadata: Value = row.get(10);
     PgChunk {
+        collection: names
+            .iter()
+            .find(|(id, _)| *id == collection)
+            .map(|(_, name)| name.clone())
+            .unwrap_or_default(),
         id: row.get(0),
         path: row.get(1),
         title: row.get(2),
@@ -50,9 +62,9 @@ fn chunk_from(row: &Row) -> PgChunk {
 }
 
 /// Rows of `CHUNK_COLUMNS` followed by a score.
-fn scored(rows: &[Row]) -> Vec<(PgChunk, f32)> {
+fn scored(rows: &[Row], names: &[(i64, String)]) -> Vec<(PgChunk, f32)> {
     rows.iter()
-        .map(|row| (chunk_from(row), row.get(13)))
+        .map(|row| (chunk_from(row, names), row.get(14)))
         .collect()
 }
 
@@ -60,13 +72,26 @@ impl<'a, 't> PgView<'a, 't> {
     pub(crate) fn new(
         txn: &'a mut Transaction<'t>,
         server: &'a str,
-        collection: Option<i64>,
+        collections: Vec<(i64, String)>,
+        first: &str,
     ) -> PgView<'a, 't> {
+        let collection = collections
+            .iter()
+            .find(|(_, name)| name == first)
+            .map(|(id, _)| *id);
+        let ids = collections.iter().map(|(id, _)| *id).collect();
         PgView {
             txn,
             server,
+            collections,
             collection,
+            ids,
         }
+    }
+
+    /// The names of the collections this view reads that exist.
+    pub fn collections(&self) -> Vec<String> {
+        self.collections.iter().map(|(_, n)| n.clone()).collect()
     }
 
     fn err(&self, action: &'static str) -> impl Fn(postgres::Error) -> PgError + '_ {
@@ -88,19 +113,30 @@ impl<'a, 't> PgView<'a, 't> {
         Ok(row.and_then(|row| row.get::<_, Option<Value>>(0)))
     }
 
-    /// Metadata keys of the collection's chunks.
-    pub fn metadata_keys(&mut self) -> Result<Vec<String>, PgError> {
-        let Some(id) = self.collection else {
-            return Ok(Vec::new());
-        };
-        let row = self
+    /// The meta record of every collection read, by name, in order.
+    pub fn metas(&mut self) -> Result<Vec<(String, Option<Value>)>, PgError> {
+        let rows = self
             .txn
-            .query_opt(
-                "SELECT metadata_keys FROM rag_index.collections WHERE id = $1",
-                &[&id],
+            .query(
+                "SELECT name, meta FROM rag_index.collections WHERE id = ANY($1) \
+                 ORDER BY array_position($1, id)",
+                &[&self.ids],
+            )
+            .map_err(self.err("meta read"))?;
+        Ok(rows.iter().map(|row| (row.get(0), row.get(1))).collect())
+    }
+
+    /// Metadata keys of the chunks of every collection read.
+    pub fn metadata_keys(&mut self) -> Result<Vec<String>, PgError> {
+        let rows = self
+            .txn
+            .query(
+                "SELECT DISTINCT k FROM rag_index.collections, unnest(metadata_keys) AS k \
+                 WHERE id = ANY($1) ORDER BY k",
+                &[&self.ids],
             )
             .map_err(self.err("metadata keys"))?;
-        Ok(row.map(|row| row.get(0)).unwrap_or_default())
+        Ok(rows.iter().map(|row| row.get(0)).collect())
     }
 
     /// The manifest, by path.
@@ -130,22 +166,20 @@ impl<'a, 't> PgView<'a, 't> {
             .collect())
     }
 
-    /// A live chunk by ID.
+    /// A live chunk by ID (of the first collection read that has it).
     pub fn chunk(&mut self, chunk_id: &str) -> Result<Option<PgChunk>, PgError> {
-        let Some(id) = self.collection else {
-            return Ok(None);
-        };
         let sql = format!(
-            "SELECT {CHUNK_COLUMNS} FROM rag_index.chunks c WHERE c.collection = $1 AND c.id = $2"
+            "SELECT {CHUNK_COLUMNS} FROM rag_index.chunks c WHERE c.collection = ANY($1) \
+             AND c.id = $2 ORDER BY array_position($1, c.collection) LIMIT 1"
         );
         let row = self
             .txn
-            .query_opt(&sql, &[&id, &chunk_id])
+            .query_opt(&sql, &[&self.ids, &chunk_id])
             .map_err(self.err("chunk read"))?;
-        Ok(row.as_ref().map(chunk_from))
+        Ok(row.as_ref().map(|row| chunk_from(row, &self.collections)))
     }
 
-    /// The live chunks among `ids`, in no particular order.
+    /// The live chunks of the first collection among `ids`, in no particular order.
     pub fn chunks_by_id(&mut self, ids: &[String]) -> Result<Vec<PgChunk>, PgError> {
         let Some(id) = self.collection else {
             return Ok(Vec::new());
@@ -157,27 +191,42 @@ impl<'a, 't> PgView<'a, 't> {
             .txn
             .query(&sql, &[&id, &ids])
             .map_err(self.err("chunk read"))?;
-        Ok(rows.iter().map(chunk_from).collect())
+        Ok(rows
+            .iter()
+            .map(|row| chunk_from(row, &self.collections))
+            .collect())
     }
 
-    /// The chunks of one file, in document order.
-    pub fn file_chunks(&mut self, path: &str) -> Result<Vec<PgChunk>, PgError> {
-        self.chunks_where("c.path = $2", Some(path))
+    /// The chunks of one file of `collection` (empty: the first), in document order.
+    pub fn file_chunks(&mut self, collection: &str, path: &str) -> Result<Vec<PgChunk>, PgError> {
+        let id = match collection.is_empty() {
+            true => self.collection,
+            false => self
+                .collections
+                .iter()
+                .find(|(_, name)| name == collection)
+                .map(|(id, _)| *id),
+        };
+        let Some(id) = id else {
+            return Ok(Vec::new());
+        };
+        self.chunks_where(id, "c.path = $2", Some(path))
     }
 
-    /// Every live chunk, ordered by path and position.
+    /// Every live chunk of the first collection, ordered by path and position.
     pub fn chunks(&mut self) -> Result<Vec<PgChunk>, PgError> {
-        self.chunks_where("TRUE", None)
+        let Some(id) = self.collection else {
+            return Ok(Vec::new());
+        };
+        self.chunks_where(id, "TRUE", None)
     }
 
     fn chunks_where(
         &mut self,
+        id: i64,
         condition: &str,
         path: Option<&str>,
     ) -> Result<Vec<PgChunk>, PgError> {
-        let Some(id) = self.collection else {
-            return Ok(Vec::new());
-        };
         let sql = format!(
             "SELECT {CHUNK_COLUMNS} FROM rag_index.chunks c WHERE c.collection = $1 AND {condition} \
              ORDER BY c.path, c.ordinal, c.id"
@@ -187,19 +236,20 @@ impl<'a, 't> PgView<'a, 't> {
             None => self.txn.query(&sql, &[&id]),
         }
         .map_err(self.err("chunk read"))?;
-        Ok(rows.iter().map(chunk_from).collect())
+        Ok(rows
+            .iter()
+            .map(|row| chunk_from(row, &self.collections))
+            .collect())
     }
 
     /// The stored vector of a live chunk (the one searches use).
     pub fn chunk_vector(&mut self, chunk_id: &str) -> Result<Option<Vec<f32>>, PgError> {
-        let Some(id) = self.collection else {
-            return Ok(None);
-        };
         let row = self
             .txn
             .query_opt(
-                "SELECT embedding FROM rag_index.chunks WHERE collection = $1 AND id = $2",
-                &[&id, &chunk_id],
+                "SELECT embedding FROM rag_index.chunks WHERE collection = ANY($1) AND id = $2 \
+                 ORDER BY array_position($1, collection) LIMIT 1",
+                &[&self.ids, &chunk_id],
             )
             .map_err(self.err("vector read"))?;
         Ok(row.map(|row| row.get::<_, Vector>(0).to_vec()))
@@ -216,7 +266,7 @@ impl<'a, 't> PgView<'a, 't> {
         filter: &PgFilter,
         exact: bool,
     ) -> Result<Vec<(PgChunk, f32)>, PgError> {
-        if self.collection.is_none() || k == 0 {
+        if self.ids.is_empty() || k == 0 {
             return Ok(Vec::new());
         }
         if !exact {
@@ -242,8 +292,8 @@ impl<'a, 't> PgView<'a, 't> {
         let dim = vector.len();
         let mut params = Params::default();
         let query = params.push(Vector::from(vector.to_vec()));
-        let collection = match exact {
-            true => params.push(self.collection.unwrap_or_default()),
+        let collections = match exact {
+            true => params.push(self.ids.clone()),
             false => String::new(),
         };
         let condition = filter.sql(&mut params);
@@ -263,33 +313,44 @@ impl<'a, 't> PgView<'a, 't> {
             // An index scan stops after `limit` rows; an exact scan sorts every matching row,
             // so it ranks IDs first and fetches whole rows for the winners only.
             true => format!(
-                "WITH top AS (SELECT c.id, {distance} AS distance FROM rag_index.chunks c \
-                 WHERE c.collection = {collection} AND c.dim = {dim} AND {condition} \
+                "WITH top AS (SELECT c.collection, c.id, {distance} AS distance FROM rag_index.chunks c \
+                 WHERE c.collection = ANY({collections}) AND c.dim = {dim} AND {condition} \
                  ORDER BY {distance} LIMIT {limit}) \
                  SELECT {CHUNK_COLUMNS}, (1 - top.distance)::real AS score FROM top \
-                 JOIN rag_index.chunks c ON c.collection = {collection} AND c.id = top.id \
-                 ORDER BY top.distance, c.id"
+                 JOIN rag_index.chunks c ON c.collection = top.collection AND c.id = top.id \
+                 ORDER BY top.distance, c.collection, c.id"
             ),
             // The HNSW scan in a subquery of its own, the filter outside it: with the filter
             // beside it the planner misjudges `labels <@` as highly selective and picks a
             // sequential scan and sort (measured 30-100 ms instead of 2.5 ms at 4k chunks).
             // pgvector filters after its scan either way; a short answer is redone exactly.
-            // The collection ID and dimension are literals so the planner can prove the
-            // collection's partial index applies (an ID from the database, not user text).
-            false => format!(
-                "SELECT {CHUNK_COLUMNS}, (1 - c.distance)::real AS score FROM \
-                 (SELECT c.*, {distance} AS distance FROM rag_index.chunks c \
-                  WHERE c.collection = {id} AND c.dim = {dim} \
-                  ORDER BY {distance} LIMIT {candidates}) c \
-                 WHERE {condition} ORDER BY c.distance LIMIT {limit}",
-                id = self.collection.unwrap_or_default()
-            ),
+            // One scan per collection, each of its own partial index: the collection ID and
+            // dimension are literals so the planner can prove that index applies (IDs come
+            // from the database, not from user text).
+            false => {
+                let scans: Vec<String> = self
+                    .ids
+                    .iter()
+                    .map(|id| {
+                        format!(
+                            "(SELECT c.*, {distance} AS distance FROM rag_index.chunks c \
+                             WHERE c.collection = {id} AND c.dim = {dim} \
+                             ORDER BY {distance} LIMIT {candidates})"
+                        )
+                    })
+                    .collect();
+                format!(
+                    "SELECT {CHUNK_COLUMNS}, (1 - c.distance)::real AS score FROM ({}) c \
+                     WHERE {condition} ORDER BY c.distance, c.collection, c.id LIMIT {limit}",
+                    scans.join(" UNION ALL ")
+                )
+            }
         };
         let rows = self
             .txn
             .query(&sql, &params.refs())
             .map_err(self.err("vector search"))?;
-        Ok(scored(&rows))
+        Ok(scored(&rows, &self.collections))
     }
 
     /// The `k` chunks best matching `query` by PostgreSQL full-text search (any query word,
@@ -302,12 +363,12 @@ impl<'a, 't> PgView<'a, 't> {
         k: usize,
         filter: &PgFilter,
     ) -> Result<Vec<(PgChunk, f32)>, PgError> {
-        if self.collection.is_none() || k == 0 {
+        if self.ids.is_empty() || k == 0 {
             return Ok(Vec::new());
         }
         let mut params = Params::default();
         let text = params.push(query.to_string());
-        let collection = params.push(self.collection.unwrap_or_default());
+        let collections = params.push(self.ids.clone());
         let condition = filter.sql(&mut params);
         let limit = params.push(k as i64);
         // plainto_tsquery joins the words with AND; a question rarely has every word in one
@@ -315,20 +376,20 @@ impl<'a, 't> PgView<'a, 't> {
         // Ranked on IDs alone, then joined: sorting whole rows would fetch every matching
         // chunk's text and metadata (measured 52 -> 38 ms at 4k chunks).
         let sql = format!(
-            "WITH top AS (SELECT c.id, ts_rank(c.lexical, q.q, 1)::real AS score \
-             FROM rag_index.chunks c, \
+            "WITH top AS (SELECT c.collection, c.id, \
+             ts_rank(c.lexical, q.q, 1)::real AS score FROM rag_index.chunks c, \
              (SELECT replace(plainto_tsquery('english', {text})::text, '&', '|')::tsquery AS q) q \
-             WHERE c.collection = {collection} AND c.lexical @@ q.q AND {condition} \
-             ORDER BY score DESC, c.id LIMIT {limit}) \
+             WHERE c.collection = ANY({collections}) AND c.lexical @@ q.q AND {condition} \
+             ORDER BY score DESC, c.collection, c.id LIMIT {limit}) \
              SELECT {CHUNK_COLUMNS}, top.score FROM top \
-             JOIN rag_index.chunks c ON c.collection = {collection} AND c.id = top.id \
-             ORDER BY top.score DESC, c.id"
+             JOIN rag_index.chunks c ON c.collection = top.collection AND c.id = top.id \
+             ORDER BY top.score DESC, c.collection, c.id"
         );
         let rows = self
             .txn
             .query(&sql, &params.refs())
             .map_err(self.err("text search"))?;
-        Ok(scored(&rows))
+        Ok(scored(&rows, &self.collections))
     }
 
     /// Vector dimensions of the collection's chunks, with how many chunks have each.

@@ -160,6 +160,7 @@ fn old_metadata(store: &PgStore, plan: &SyncPlan) -> Result<HashMap<String, Map<
 
 fn pg_chunk(chunk: &rag_chunker::Chunk, metadata: Map<String, Value>, model_id: &str) -> PgChunk {
     PgChunk {
+        collection: String::new(),
         id: chunk.id.clone(),
         path: chunk.path.clone(),
         title: chunk.title.clone(),

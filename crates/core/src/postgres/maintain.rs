@@ -10,6 +10,7 @@ use crate::{Error, RagIndex, Result, Stats};
 
 impl RagIndex {
     pub(crate) fn stats_pg(&self, store: &PgStore) -> Result<Stats> {
+        super::one_collection(store, "stats")?;
         let (meta, counts) = store
             .read(|view| Ok::<_, Error>((meta_from(view.meta()?, &self.dir)?, view.counts()?)))?;
         let shared = rag_store::Counts {
@@ -34,6 +35,7 @@ impl RagIndex {
     /// chunks and the manifest entries of files with inconsistent data (the next sync
     /// re-indexes them), in one transaction.
     pub(crate) fn verify_pg(&self, store: &PgStore, repair: bool) -> Result<VerifyReport> {
+        super::one_collection(store, "verify")?;
         let (meta, files, chunks, dims, counts) = store.read(|view| {
             Ok::<_, Error>((
                 meta_from(view.meta()?, &self.dir)?,

@@ -45,8 +45,29 @@ pub(crate) fn pg_file(record: &FileRecord) -> PgFile {
     }
 }
 
-pub(crate) fn indexed_chunk(chunk: PgChunk) -> IndexedChunk {
+/// Whether reads of `store` span several collections (so chunks must name theirs).
+pub(crate) fn spans_several(store: &rag_pg::PgStore) -> bool {
+    store.collections().len() > 1
+}
+
+/// Refuses `what` on a store that reads several collections: it concerns one.
+pub(crate) fn one_collection(store: &rag_pg::PgStore, what: &str) -> Result<()> {
+    match spans_several(store) {
+        false => Ok(()),
+        true => Err(Error::InvalidConfig {
+            reason: format!(
+                "{what} works on one collection; {} were named ({})",
+                store.collections().len(),
+                store.collections().join(", ")
+            ),
+        }),
+    }
+}
+
+/// A row as the library's chunk; `named` when the read spans several collections.
+pub(crate) fn indexed_chunk(chunk: PgChunk, named: bool) -> IndexedChunk {
     IndexedChunk {
+        collection: named.then_some(chunk.collection),
         chunk_id: chunk.id,
         path: chunk.path,
         title: chunk.title,
@@ -60,20 +81,26 @@ pub(crate) fn indexed_chunk(chunk: PgChunk) -> IndexedChunk {
     }
 }
 
-/// A read transaction as a [`ChunkSource`].
-pub(crate) struct PgChunks<'v, 'a, 't>(pub &'v mut PgView<'a, 't>);
+/// A read transaction as a [`ChunkSource`]; `named` as in [`indexed_chunk`].
+pub(crate) struct PgChunks<'v, 'a, 't> {
+    pub view: &'v mut PgView<'a, 't>,
+    pub named: bool,
+}
 
 impl ChunkSource for PgChunks<'_, '_, '_> {
     fn chunk(&mut self, chunk_id: &str) -> Result<Option<IndexedChunk>> {
-        Ok(self.0.chunk(chunk_id)?.map(indexed_chunk))
+        let named = self.named;
+        Ok(self.view.chunk(chunk_id)?.map(|c| indexed_chunk(c, named)))
     }
 
-    fn file_chunks(&mut self, path: &str) -> Result<Vec<IndexedChunk>> {
+    fn file_chunks(&mut self, of: &IndexedChunk) -> Result<Vec<IndexedChunk>> {
+        let named = self.named;
+        let collection = of.collection.as_deref().unwrap_or("");
         Ok(self
-            .0
-            .file_chunks(path)?
+            .view
+            .file_chunks(collection, &of.path)?
             .into_iter()
-            .map(indexed_chunk)
+            .map(|c| indexed_chunk(c, named))
             .collect())
     }
 }

@@ -2,10 +2,11 @@
 //! queries, all in one read transaction; fusion, dedup and expansion are the shared ones.
 
 use std::collections::{BTreeSet, HashMap};
+use std::path::PathBuf;
 
 use rag_pg::{PgChunk, PgCondition, PgFilter, PgOp, PgStore, PgView};
 
-use super::{PgChunks, indexed_chunk, meta_from};
+use super::{PgChunks, indexed_chunk, meta_from, spans_several};
 use crate::access::required_labels;
 use crate::chunk::{Hit, IndexedChunk, SignalRank, Signals};
 use crate::filter::{Filter, Op};
@@ -24,22 +25,34 @@ impl RagIndex {
             SearchMode::Lexical => None,
             _ => Some(self.embedder.embed_query(&request.query)?),
         };
+        let named = spans_several(store);
         store.read(|view| {
-            let Some(meta) = meta_from(view.meta()?, &self.dir)? else {
+            // Every collection searched must have been embedded by this model.
+            let mut synced = 0;
+            for (name, meta) in view.metas()? {
+                let Some(meta) = meta_from(meta, &self.dir)? else {
+                    continue;
+                };
+                synced += 1;
+                let current = self.embedder.fingerprint().id();
+                if vector.is_some() && meta.model_fingerprint != current {
+                    return Err(Error::ConfigChanged {
+                        path: PathBuf::from(format!("{} (collection {name})", self.dir.display())),
+                        what: "embedding model",
+                        stored: meta.model_fingerprint,
+                        current,
+                    });
+                }
+            }
+            if synced == 0 {
                 return Ok(Vec::new());
-            };
-            let current = self.embedder.fingerprint().id();
-            if vector.is_some() && meta.model_fingerprint != current {
-                return Err(Error::ConfigChanged {
-                    path: self.dir.clone(),
-                    what: "embedding model",
-                    stored: meta.model_fingerprint,
-                    current,
-                });
             }
             let keys: BTreeSet<String> = view.metadata_keys()?.into_iter().collect();
             check_filter_keys(&request.filter, &keys)?;
-            let mut found = Candidates::default();
+            let mut found = Candidates {
+                named,
+                ..Candidates::default()
+            };
             let depth = match request.mode {
                 SearchMode::Hybrid => hybrid_depth(request, wanted),
                 _ => wanted,
@@ -80,7 +93,7 @@ impl RagIndex {
                 hits = dedup::collapse(hits);
             }
             expand::assemble(
-                &mut PgChunks(view),
+                &mut PgChunks { view, named },
                 hits,
                 request.expand,
                 request.k,
@@ -103,6 +116,7 @@ impl RagIndex {
             held_labels: access.held().map(str::to_string).collect(),
             ..PgFilter::default()
         };
+        let named = spans_several(store);
         store.read(|view: &mut PgView<'_, '_>| {
             let rows = view.dense(vector, k, &filter, exact)?;
             Ok::<_, Error>(
@@ -112,7 +126,7 @@ impl RagIndex {
                     .map(|(i, (chunk, score))| {
                         let mut hit = Hit::new(
                             score,
-                            indexed_chunk(chunk),
+                            indexed_chunk(chunk, named),
                             Some(dense_only(Some(SignalRank { rank: i + 1, score }))),
                         );
                         hit.rank = i + 1;
@@ -136,19 +150,22 @@ fn dense_only(rank: Option<SignalRank>) -> Signals {
 #[derive(Default)]
 struct Candidates {
     chunks: Vec<IndexedChunk>,
-    by_id: HashMap<String, u64>,
+    // By collection and chunk ID: an ID is unique within one collection only.
+    by_id: HashMap<(String, String), u64>,
+    named: bool,
 }
 
 impl Candidates {
     fn add(&mut self, rows: Vec<(PgChunk, f32)>) -> Vec<(u64, f32)> {
         rows.into_iter()
             .map(|(chunk, score)| {
-                let local = match self.by_id.get(&chunk.id) {
+                let key = (chunk.collection.clone(), chunk.id.clone());
+                let local = match self.by_id.get(&key) {
                     Some(&local) => local,
                     None => {
                         let local = self.chunks.len() as u64;
-                        self.by_id.insert(chunk.id.clone(), local);
-                        self.chunks.push(indexed_chunk(chunk));
+                        self.by_id.insert(key, local);
+                        self.chunks.push(indexed_chunk(chunk, self.named));
                         local
                     }
                 };
