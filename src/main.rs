@@ -55,7 +55,12 @@ struct Cli {
     /// The collection in --store (one per synced folder). Default for `sync`: the folder's
     /// name; other commands need it. `query`, `eval` and `serve` take a comma list (`a,b`) to
     /// search several collections at once.
-    #[arg(long, global = true, value_name = "NAME[,NAME]", env = "RAG_INDEX_COLLECTION")]
+    #[arg(
+        long,
+        global = true,
+        value_name = "NAME[,NAME]",
+        env = "RAG_INDEX_COLLECTION"
+    )]
     collection: Option<String>,
     #[command(subcommand)]
     command: Command,

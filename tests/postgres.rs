@@ -241,6 +241,32 @@ fn labels_and_a_one_percent_filter_apply_inside_the_postgres_search() {
     let report = sync_in_process(&index, &docs);
     assert_eq!(report.files.added, 1500);
 
+    // On a large table the most common words rank but stop selecting rows: every note says
+    // "plain words", one in ten is about tracing. With a budget of 300 rows only "tracing"
+    // selects (the statistics the first load's ANALYZE made say so), and the rows it selects
+    // are exactly the best-ranked rows of the unpruned search, in the same order.
+    let store = rag_pg::PgStore::open(&pg.url, "notes", rag_pg::OpenMode::Reader).unwrap();
+    let everything = rag_pg::PgFilter {
+        held_labels: vec!["staff".into()],
+        ..rag_pg::PgFilter::default()
+    };
+    let words = "plain words about tracing";
+    let ids = |rows: Vec<(rag_pg::PgChunk, f32)>| -> Vec<String> {
+        rows.into_iter().map(|(c, _)| c.id).collect()
+    };
+    let unpruned = ids(store
+        .read(|v| v.lexical_within(words, 400, &everything, u64::MAX))
+        .unwrap());
+    let pruned = ids(store
+        .read(|v| v.lexical_within(words, 400, &everything, 300))
+        .unwrap());
+    assert_eq!(unpruned.len(), 400, "every note has the common words");
+    assert_eq!(pruned.len(), 150, "only the tracing notes are selected");
+    assert_eq!(pruned, unpruned[..150]);
+    // Under the default budget this small table is searched unpruned.
+    let default = ids(store.read(|v| v.lexical(words, 400, &everything)).unwrap());
+    assert_eq!(default, unpruned);
+
     let staff = Access::labels(["staff"]).unwrap();
     let query = "how are TLS certificates handled";
     // Public callers never see a restricted chunk, in any mode.

@@ -84,8 +84,7 @@ impl Assembly<'_> {
             return;
         }
         self.spent += cost;
-        self.used
-            .insert(hit.chunk.scoped_id(), self.results.len());
+        self.used.insert(hit.chunk.scoped_id(), self.results.len());
         self.results.push(hit);
     }
 

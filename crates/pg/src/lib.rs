@@ -33,6 +33,7 @@ mod filter;
 mod records;
 mod schema;
 mod store;
+mod terms;
 mod view;
 mod write;
 
@@ -41,4 +42,5 @@ pub use filter::{PgCondition, PgFilter, PgOp};
 pub use records::{PgChunk, PgCommit, PgCounts, PgFile};
 pub use schema::SCHEMA_VERSION;
 pub use store::{OpenMode, PgStore};
+pub use terms::TEXT_CANDIDATE_BUDGET;
 pub use view::PgView;

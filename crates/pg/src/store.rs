@@ -309,7 +309,13 @@ impl PgStore {
         if replaced {
             drop_orphan_vector_indexes(&mut client, &self.server.label)?;
         }
-        ensure_vector_index(&mut client, &self.server.label, id, dim)?;
+        if ensure_vector_index(&mut client, &self.server.label, id, dim)? {
+            // A new collection's words change the table's statistics, which text searches
+            // read to tell common words from rare ones (autovacuum would, later).
+            client
+                .batch_execute("ANALYZE rag_index.chunks")
+                .map_err(self.err("statistics"))?;
+        }
         Ok(())
     }
 

@@ -8,6 +8,7 @@ use crate::PgError;
 use crate::filter::{Params, PgFilter};
 use crate::records::{PgChunk, PgCounts, PgFile};
 use crate::store::query_error;
+use crate::terms::{TEXT_CANDIDATE_BUDGET, choose};
 
 const CHUNK_COLUMNS: &str = "c.id, c.path, c.title, c.heading_path, c.ordinal, c.byte_start, \
     c.byte_end, c.text, c.hash, c.tokens, c.metadata, c.labels, c.embedding_key, c.collection";
@@ -356,31 +357,51 @@ impl<'a, 't> PgView<'a, 't> {
     /// The `k` chunks best matching `query` by PostgreSQL full-text search (any query word,
     /// English stemming, ranked by `ts_rank` over log length) among those `filter` admits,
     /// best first. `ts_rank_cd` (cover density) was measured worse on the Traefik dev set
-    /// (lexical R@5 0.600 vs 0.750): with ORed words there are few covers to reward.
+    /// (lexical R@5 0.600 vs 0.750): with ORed words there are few covers to reward. On large
+    /// tables the most common words stop selecting rows ([`TEXT_CANDIDATE_BUDGET`]).
     pub fn lexical(
         &mut self,
         query: &str,
         k: usize,
         filter: &PgFilter,
     ) -> Result<Vec<(PgChunk, f32)>, PgError> {
+        self.lexical_within(query, k, filter, TEXT_CANDIDATE_BUDGET)
+    }
+
+    /// [`lexical`](PgView::lexical) with `budget` rows to select before common words stop
+    /// selecting (`u64::MAX`: every word selects).
+    pub fn lexical_within(
+        &mut self,
+        query: &str,
+        k: usize,
+        filter: &PgFilter,
+        budget: u64,
+    ) -> Result<Vec<(PgChunk, f32)>, PgError> {
         if self.ids.is_empty() || k == 0 {
             return Ok(Vec::new());
         }
+        let Some(terms) = choose(self.txn, self.server, query, budget)? else {
+            return Ok(Vec::new());
+        };
+        if terms.dropped > 0 {
+            log::debug!(
+                "text search of {query:?}: {} common word(s) rank but do not select",
+                terms.dropped
+            );
+        }
         let mut params = Params::default();
-        let text = params.push(query.to_string());
+        let ranking = params.push(terms.ranking);
+        let selecting = params.push(terms.selecting);
         let collections = params.push(self.ids.clone());
         let condition = filter.sql(&mut params);
         let limit = params.push(k as i64);
-        // plainto_tsquery joins the words with AND; a question rarely has every word in one
-        // chunk, so the words are ORed, as BM25 does.
         // Ranked on IDs alone, then joined: sorting whole rows would fetch every matching
         // chunk's text and metadata (measured 52 -> 38 ms at 4k chunks).
         let sql = format!(
             "WITH top AS (SELECT c.collection, c.id, \
-             ts_rank(c.lexical, q.q, 1)::real AS score FROM rag_index.chunks c, \
-             (SELECT replace(plainto_tsquery('english', {text})::text, '&', '|')::tsquery AS q) q \
-             WHERE c.collection = ANY({collections}) AND c.lexical @@ q.q AND {condition} \
-             ORDER BY score DESC, c.collection, c.id LIMIT {limit}) \
+             ts_rank(c.lexical, {ranking}::text::tsquery, 1)::real AS score FROM rag_index.chunks c \
+             WHERE c.collection = ANY({collections}) AND c.lexical @@ {selecting}::text::tsquery \
+             AND {condition} ORDER BY score DESC, c.collection, c.id LIMIT {limit}) \
              SELECT {CHUNK_COLUMNS}, top.score FROM top \
              JOIN rag_index.chunks c ON c.collection = top.collection AND c.id = top.id \
              ORDER BY top.score DESC, c.collection, c.id"
