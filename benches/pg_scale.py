@@ -9,6 +9,7 @@
     sqlrecall URL QUERIES BIN MODEL K   recall@K of the HNSW statement at several ef_search
     sizes URL               table and index sizes as JSON
     rebuild URL             time CREATE INDEX (HNSW) from scratch over the synced chunks, then drop it
+    lexoverlap URL QUERIES HTTP K   rag-index's (pruned) lexical search vs the unpruned statement
     search URL QUERIES K    against `rag-index serve --http` at URL: per query, dense and hybrid,
                             graph and --exact; latency p50/p99 and recall@K of graph vs exact
 """
@@ -224,6 +225,40 @@ def search(url, queries_file, k):
                       "recall_min": {m: round(min(v), 2) for m, v in recall.items()}}))
 
 
+def lexoverlap(url, queries_file, http, k):
+    """rag-index's lexical search (through `serve --http`, common words pruned from the row
+    selection on large tables) against the unpruned statement (every query word selects), run
+    here with psycopg: latency of both and overlap@K of their top K."""
+    import urllib.request
+    import psycopg
+
+    queries = [l.rstrip("\n") for l in open(queries_file, encoding="utf-8") if l.strip()]
+    sql = ("SELECT c.id FROM rag_index.chunks c, (SELECT replace(plainto_tsquery('english', %s)::text, "
+           "'&', '|')::tsquery AS q) q WHERE c.lexical @@ q.q "
+           "ORDER BY ts_rank(c.lexical, q.q, 1) DESC, c.collection, c.id LIMIT %s")
+    lat = {"rag-index lexical": [], "unpruned SQL": []}
+    overlap = []
+    with psycopg.connect(url) as conn:
+        for q in queries:
+            t = time.perf_counter()
+            truth = [r[0] for r in conn.execute(sql, (q, k)).fetchall()]
+            lat["unpruned SQL"].append((time.perf_counter() - t) * 1000)
+            body = json.dumps({"query": q, "k": k, "mode": "lexical", "dedup": False}).encode()
+            req = urllib.request.Request(http + "/search", data=body,
+                                         headers={"Content-Type": "application/json"})
+            t = time.perf_counter()
+            with urllib.request.urlopen(req, timeout=600) as r:
+                out = json.load(r)
+            lat["rag-index lexical"].append((time.perf_counter() - t) * 1000)
+            got = [h["chunk_id"] for h in out.get("hits", out.get("results", []))]
+            overlap.append(len(set(got) & set(truth)) / max(1, len(truth)))
+    print(json.dumps({"queries": len(queries), "k": k,
+                      "p50_ms": {m: round(statistics.median(v), 1) for m, v in lat.items()},
+                      "max_ms": {m: round(max(v), 1) for m, v in lat.items()},
+                      "overlap_mean": round(statistics.mean(overlap), 4),
+                      "overlap_min": round(min(overlap), 2)}))
+
+
 if __name__ == "__main__":
     cmd = sys.argv[1]
     if cmd == "gen":
@@ -236,5 +271,7 @@ if __name__ == "__main__":
         rebuild(sys.argv[2])
     elif cmd == "sizes":
         sizes(sys.argv[2])
+    elif cmd == "lexoverlap":
+        lexoverlap(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]))
     elif cmd == "search":
         search(sys.argv[2], sys.argv[3], int(sys.argv[4]))

@@ -143,6 +143,9 @@ EOF
     "$py" "$here/pg_scale.py" search "http://127.0.0.1:$port" "$work/queries.txt" 10 >"$work/search.json"
     record "{\"size\":$n,\"step\":\"search\",\"load\":$load,\"load_after\":$(load1),\"report\":$(cat "$work/search.json")}"
     log "size $n search: $(cat "$work/search.json")"
+    "$py" "$here/pg_scale.py" lexoverlap "$url" "$work/queries.txt" "http://127.0.0.1:$port" 10 >"$work/lex.json"
+    record "{\"size\":$n,\"step\":\"lexoverlap\",\"load\":$(load1),\"report\":$(cat "$work/lex.json")}"
+    log "size $n lexical vs unpruned: $(cat "$work/lex.json")"
     kill "$serve_pid"; wait "$serve_pid" 2>/dev/null || true; serve_pid=""
     load=$(load1)
     "$py" "$here/pg_scale.py" sqlrecall "$url" "$work/queries.txt" "$bin" "$model" 10 >"$work/sqlrecall.json"
@@ -208,6 +211,13 @@ for n in sorted({r["size"] for r in rows}):
         base = m.split("-")[0]
         rec = "" if m.endswith("exact") else f"{rep['recall_vs_exact'][base]:.3f} (min {rep['recall_min'][base]:.1f})"
         print(f"| {m} | {l['p50']} ms | {l['p99']} ms | {l['max']} ms | {rec} |")
+    lx = next((r for r in rs if r["step"] == "lexoverlap"), None)
+    if lx:
+        lr = lx["report"]
+        print(f"\nLexical (load {lx['load']}): rag-index p50 {lr['p50_ms']['rag-index lexical']} ms "
+              f"(max {lr['max_ms']['rag-index lexical']}) vs the unpruned statement p50 "
+              f"{lr['p50_ms']['unpruned SQL']} ms (max {lr['max_ms']['unpruned SQL']}); overlap@{lr['k']} "
+              f"{lr['overlap_mean']:.3f} (min {lr['overlap_min']:.1f}).")
     sq = get("sqlrecall")
     print(f"\nThe dense SQL statement alone (psycopg, same query texts embedded by `rag-index embed`), "
           f"recall@{sq['report']['k']} vs exact (load {sq['load']}): " + "; ".join(
