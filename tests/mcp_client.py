@@ -1,11 +1,14 @@
-"""Drives `rag-index serve --mcp` with the official Python MCP SDK (PyPI `mcp`), the way an agent
-does: start the server over stdio, list its tools, call them. Prints one JSON object on stdout
-for tests/serve.rs to check.
+"""Drives `rag-index serve` with the official Python MCP SDK (PyPI `mcp`), the way an agent
+does: start the server over stdio (or connect to `serve --http`'s `/mcp` endpoint over
+streamable HTTP), list its tools, call them. Prints one JSON object on stdout for
+tests/serve.rs to check.
 
 usage: mcp_client.py BINARY INDEX QUERY SECRET_QUERY HIDDEN_CHUNK_ID [--as LABELS]
+       mcp_client.py BINARY INDEX QUERY SECRET_QUERY HIDDEN_CHUNK_ID --http URL [TOKEN]
 """
 
 import asyncio
+import contextlib
 import json
 import sys
 
@@ -29,16 +32,32 @@ async def call(session, name, arguments):
     return json.loads(text)
 
 
-async def main():
-    binary, index, query, secret_query, hidden_chunk = sys.argv[1:6]
-    extra = sys.argv[6:]
+@contextlib.asynccontextmanager
+async def transport(binary, index, extra):
+    """(read, write) streams to the server: a child over stdio, or the HTTP endpoint."""
+    if extra[:1] == ["--http"]:
+        from mcp.client.streamable_http import streamable_http_client
+        from mcp.shared._httpx_utils import create_mcp_http_client
+
+        headers = {"Authorization": f"Bearer {extra[2]}"} if len(extra) > 2 else {}
+        async with create_mcp_http_client(headers=headers) as client:
+            async with streamable_http_client(extra[1], http_client=client) as streams:
+                yield streams[0], streams[1]
+        return
     params = StdioServerParameters(
         command=binary,
         args=["serve", "--mcp", "--index", index, *extra],
         env={"RUST_LOG": "error"},
     )
-    out = {}
     async with stdio_client(params) as (read, write):
+        yield read, write
+
+
+async def main():
+    binary, index, query, secret_query, hidden_chunk = sys.argv[1:6]
+    extra = sys.argv[6:]
+    out = {}
+    async with transport(binary, index, extra) as (read, write):
         async with ClientSession(read, write) as session:
             init = await session.initialize()
             out["server_name"] = init.server_info.name

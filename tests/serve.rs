@@ -317,6 +317,60 @@ fn the_python_mcp_sdk_lists_and_calls_the_tools() {
 }
 
 #[test]
+fn mcp_over_streamable_http_searches_with_the_bearer_tokens_labels() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (_, index) = indexed_folder(tmp.path());
+    let tokens = tmp.path().join("tokens");
+    std::fs::write(
+        &tokens,
+        format!("{FINANCE_TOKEN} finance\n{PUBLIC_TOKEN}\n"),
+    )
+    .unwrap();
+    let server = serve_http(&[
+        "--index",
+        index.to_str().unwrap(),
+        "--tokens",
+        tokens.to_str().unwrap(),
+    ]);
+    let url = format!("{}/mcp", server.base);
+    let secret = secret_chunk_id(&index);
+
+    let out = run_mcp_client(&index, &secret, &["--http", &url, PUBLIC_TOKEN]);
+    assert_eq!(out["server_name"], "rag-index");
+    assert_eq!(
+        out["tools"],
+        json!(["get_chunk", "get_section", "search", "status"])
+    );
+    assert_eq!(out["search_paths"][0], BREAKER, "{out}");
+    assert!(
+        !out["secret_paths"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p == SECRET_PATH),
+        "{out}"
+    );
+    assert!(out["hidden_chunk"]["error"].is_string(), "{out}");
+    assert_eq!(out["labels"], json!([]));
+
+    let out = run_mcp_client(&index, &secret, &["--http", &url, FINANCE_TOKEN]);
+    assert_eq!(out["secret_paths"][0], SECRET_PATH, "{out}");
+    assert_eq!(out["hidden_chunk"]["path"], SECRET_PATH, "{out}");
+    assert_eq!(out["labels"], json!(["finance"]));
+
+    // No token, or a wrong one: the endpoint answers 401 before any MCP message is read.
+    for headers in [vec![], vec![("Authorization", "Bearer not-a-token-at-all")]] {
+        let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "test", "version": "1"}}});
+        let mut all = headers.clone();
+        all.push(("Accept", "application/json, text/event-stream"));
+        let (code, _) = post(&server.base, "/mcp", &all, &initialize.to_string());
+        assert_eq!(code, 401, "{headers:?}");
+    }
+}
+
+#[test]
 fn searches_keep_answering_through_a_sync_and_a_killed_writer() {
     let tmp = tempfile::tempdir().unwrap();
     let (docs, index) = indexed_folder(tmp.path());

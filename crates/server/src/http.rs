@@ -1,6 +1,7 @@
-//! The HTTP JSON API: `POST /search`, `GET /chunks/{id}`, `GET /status`, `GET /health`. Every
-//! request passes the Host/Origin check (DNS-rebinding defence) and, with a tokens file, the
-//! bearer check, which decides the caller's labels.
+//! The HTTP JSON API: `POST /search`, `GET /chunks/{id}`, `GET /status`, `GET /health`, and
+//! MCP over streamable HTTP at `/mcp`. Every request passes the Host/Origin check
+//! (DNS-rebinding defence) and, with a tokens file, the bearer check, which decides the
+//! caller's labels.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -12,10 +13,16 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
+use http_body_util::BodyExt;
 use rag_index_core::Access;
 use serde_json::json;
 use tokio::net::TcpListener;
 
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio_util::sync::CancellationToken;
+
+use crate::mcp::Mcp;
 use crate::params::{ChunkParams, SearchParams};
 use crate::server::{Failure, Server};
 use crate::tokens::Tokens;
@@ -52,15 +59,32 @@ impl Server {
     /// The API as an axum router (for embedding it in another server, or testing it).
     /// `tokens`: `None` serves every caller as public; `Some` requires a valid bearer token.
     pub fn http_router(&self, tokens: Option<Tokens>) -> Router {
+        self.router(tokens, CancellationToken::new())
+    }
+
+    fn router(&self, tokens: Option<Tokens>, stop: CancellationToken) -> Router {
         let app = App {
             server: self.clone(),
             tokens: tokens.map(Arc::new),
         };
+        let server = self.clone();
+        // Host and Origin are checked by `guard` for every route, against the same allowed
+        // names; the SDK's own loopback-only check would refuse `--allow-host` names.
+        let config = StreamableHttpServerConfig::default()
+            .disable_allowed_hosts()
+            .with_max_request_body_bytes(self.options().max_body_bytes)
+            .with_cancellation_token(stop);
+        let mcp = StreamableHttpService::new(
+            move || Ok(Mcp::over_http(server.clone())),
+            Arc::new(LocalSessionManager::default()),
+            config,
+        );
         Router::new()
             .route("/search", post(search))
             .route("/chunks/{id}", get(chunk))
             .route("/status", get(status))
             .route("/health", get(health))
+            .route_service("/mcp", mcp)
             .fallback(|| async { error(StatusCode::NOT_FOUND, "no such endpoint") })
             .layer(middleware::from_fn_with_state(app.clone(), guard))
             .with_state(app)
@@ -73,8 +97,15 @@ impl Server {
         tokens: Option<Tokens>,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> Result<()> {
-        axum::serve(listener, self.http_router(tokens))
-            .with_graceful_shutdown(shutdown)
+        // Open MCP event streams end when the server stops, or the graceful shutdown would wait
+        // for clients to hang up.
+        let stop = CancellationToken::new();
+        let router = self.router(tokens, stop.clone());
+        axum::serve(listener, router)
+            .with_graceful_shutdown(async move {
+                shutdown.await;
+                stop.cancel();
+            })
             .await
             .map_err(ServerError::Http)
     }
@@ -172,20 +203,45 @@ fn access_of(request: &Request) -> Access {
 /// Reads the whole body within the size and time limits.
 async fn read_body(server: &Server, body: Body) -> std::result::Result<Vec<u8>, Response> {
     let options = server.options();
-    let read = axum::body::to_bytes(body, options.max_body_bytes);
-    match tokio::time::timeout(options.body_timeout, read).await {
+    let limit = options.max_body_bytes;
+    match tokio::time::timeout(options.body_timeout, read_within(body, limit)).await {
         Err(_) => Err(error(
             StatusCode::REQUEST_TIMEOUT,
             "the request body took too long to arrive",
         )),
-        Ok(Err(_)) => Err(error(
+        Ok(Err(())) => Err(error(
             StatusCode::PAYLOAD_TOO_LARGE,
-            format!(
-                "the request body is larger than {} bytes (or was cut off)",
-                options.max_body_bytes
-            ),
+            format!("the request body is larger than {limit} bytes (or was cut off)"),
         )),
-        Ok(Ok(bytes)) => Ok(bytes.to_vec()),
+        Ok(Ok(bytes)) => Ok(bytes),
+    }
+}
+
+/// The body if it is at most `limit` bytes. A larger one is still read on (and dropped) up to
+/// a bound: answering while the client is still sending makes the connection close with
+/// unread data, which resets it, and the client never sees the 413.
+async fn read_within(mut body: Body, limit: usize) -> std::result::Result<Vec<u8>, ()> {
+    let drain_up_to = limit.saturating_mul(16).max(1 << 20);
+    let mut bytes = Vec::new();
+    let mut seen = 0usize;
+    while let Some(frame) = body.frame().await {
+        let Ok(frame) = frame else {
+            return Err(());
+        };
+        let Ok(data) = frame.into_data() else {
+            continue;
+        };
+        seen += data.len();
+        if seen > drain_up_to {
+            return Err(());
+        }
+        if seen <= limit {
+            bytes.extend_from_slice(&data);
+        }
+    }
+    match seen <= limit {
+        true => Ok(bytes),
+        false => Err(()),
     }
 }
 

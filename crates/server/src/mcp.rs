@@ -1,11 +1,13 @@
-//! The MCP server over stdio: tools `search`, `get_chunk`, `get_section` and `status`, with the
-//! caller's labels fixed when the server starts (a client cannot choose them).
+//! The MCP server: tools `search`, `get_chunk`, `get_section` and `status`. Over stdio the
+//! caller's labels are fixed when the server starts; over streamable HTTP (`/mcp` beside the
+//! JSON API) they are the bearer token's, decided by the HTTP guard. A client never chooses them.
 
 use rag_index_core::Access;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
 use rmcp::schemars::{self, JsonSchema};
+use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
 use serde::{Deserialize, Serialize};
 
@@ -27,7 +29,8 @@ pub struct NoParams {}
 #[derive(Clone)]
 pub(crate) struct Mcp {
     server: Server,
-    access: Access,
+    // Stdio: the operator's labels. HTTP: `None`, each request carries its token's.
+    access: Option<Access>,
     tool_router: ToolRouter<Mcp>,
 }
 
@@ -46,9 +49,32 @@ impl Mcp {
     pub fn new(server: Server, access: Access) -> Mcp {
         Mcp {
             server,
-            access,
+            access: Some(access),
             tool_router: Self::tool_router(),
         }
+    }
+
+    /// A session over streamable HTTP: labels per request, from the HTTP guard.
+    pub fn over_http(server: Server) -> Mcp {
+        Mcp {
+            server,
+            access: None,
+            tool_router: Self::tool_router(),
+        }
+    }
+
+    /// The caller's labels: the operator's over stdio; over HTTP those the guard put in the
+    /// request (public if absent, which never widens).
+    fn caller(&self, context: &RequestContext<RoleServer>) -> Access {
+        if let Some(access) = &self.access {
+            return access.clone();
+        }
+        context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<Access>())
+            .cloned()
+            .unwrap_or_else(Access::public)
     }
 
     #[tool(
@@ -64,8 +90,9 @@ impl Mcp {
     async fn search(
         &self,
         Parameters(params): Parameters<SearchParams>,
+        context: RequestContext<RoleServer>,
     ) -> std::result::Result<CallToolResult, ErrorData> {
-        let result = self.server.search(params, self.access.clone()).await;
+        let result = self.server.search(params, self.caller(&context)).await;
         Ok(match result {
             Ok(hits) => answer::<Hits>(Ok(Hits { hits: &hits })),
             Err(failure) => answer::<Hits>(Err(failure)),
@@ -80,8 +107,11 @@ impl Mcp {
     async fn get_chunk(
         &self,
         Parameters(params): Parameters<ChunkParams>,
+        context: RequestContext<RoleServer>,
     ) -> std::result::Result<CallToolResult, ErrorData> {
-        Ok(answer(self.server.chunk(params, self.access.clone()).await))
+        Ok(answer(
+            self.server.chunk(params, self.caller(&context)).await,
+        ))
     }
 
     #[tool(
@@ -93,9 +123,10 @@ impl Mcp {
     async fn get_section(
         &self,
         Parameters(params): Parameters<SectionParams>,
+        context: RequestContext<RoleServer>,
     ) -> std::result::Result<CallToolResult, ErrorData> {
         Ok(answer(
-            self.server.section(params, self.access.clone()).await,
+            self.server.section(params, self.caller(&context)).await,
         ))
     }
 
@@ -107,8 +138,9 @@ impl Mcp {
     async fn status(
         &self,
         Parameters(_): Parameters<NoParams>,
+        context: RequestContext<RoleServer>,
     ) -> std::result::Result<CallToolResult, ErrorData> {
-        Ok(answer(self.server.status(&self.access).await))
+        Ok(answer(self.server.status(&self.caller(&context)).await))
     }
 }
 
