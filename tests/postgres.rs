@@ -587,6 +587,60 @@ fn tls_from_the_url() {
 }
 
 #[test]
+fn a_long_lived_reader_reads_in_parallel_and_outlives_dropped_sessions() {
+    let pg = PgServer::start();
+    let work = tempfile::tempdir().unwrap();
+    let docs = work.path().join("docs");
+    copy_corpus_files(&docs, &FILES[..2]);
+    pg_sync(&pg.url, "docs", &docs);
+    let location =
+        StoreLocation::from_flag(Some(&pg.url), Path::new("unused"), Some("docs")).unwrap();
+    let reader = std::sync::Arc::new(
+        RagIndex::open_at(
+            &location,
+            embedder(),
+            IndexConfig::default(),
+            OpenMode::Reader,
+        )
+        .unwrap(),
+    );
+    let question = questions()[0]["question"].as_str().unwrap().to_string();
+    let ids = |index: &RagIndex| -> Vec<String> {
+        let request = SearchRequest::new(&question, Access::public()).k(5);
+        (index.search_with(&request).unwrap().into_iter())
+            .map(|h| h.chunk.chunk_id)
+            .collect()
+    };
+    let expected = ids(&reader);
+    assert!(!expected.is_empty());
+    // Several threads search one reader at once: each gets its own session from the pool.
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..4).map(|_| scope.spawn(|| ids(&reader))).collect();
+        for handle in handles {
+            assert_eq!(handle.join().unwrap(), expected);
+        }
+    });
+    let sessions = || {
+        pg.psql(
+            "SELECT count(*) FROM pg_stat_activity WHERE usename = 'rag' \
+             AND pid <> pg_backend_pid()",
+        )
+        .trim()
+        .parse::<u32>()
+        .unwrap()
+    };
+    assert!(sessions() >= 2, "the pool opened more than one session");
+    // The server drops every session (a restart, an idle timeout): the reader's next search
+    // checks its idle session, finds it gone and opens a fresh one.
+    pg.psql(
+        "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity \
+         WHERE usename = 'rag' AND pid <> pg_backend_pid()",
+    );
+    std::thread::sleep(Duration::from_millis(2_500));
+    assert_eq!(ids(&reader), expected);
+}
+
+#[test]
 fn a_reader_during_a_sync_sees_the_old_state_or_the_new_one_never_a_mix() {
     let pg = PgServer::start();
     let work = tempfile::tempdir().unwrap();

@@ -30,6 +30,7 @@
 mod connect;
 mod error;
 mod filter;
+mod pool;
 mod records;
 mod schema;
 mod store;

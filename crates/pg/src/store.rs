@@ -1,7 +1,7 @@
 //! [`PgStore`]: one collection in a PostgreSQL database, opened for reading or for syncing.
 
 use std::collections::HashSet;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::Mutex;
 
 use pgvector::Vector;
 use postgres::{Client, IsolationLevel};
@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use crate::PgError;
 use crate::connect::Server;
+use crate::pool::{Pool, Session, Sessions};
 use crate::records::{PgCommit, PgCounts, PgFile};
 use crate::schema::{drop_orphan_vector_indexes, ensure_vector_index, migrate};
 use crate::view::PgView;
@@ -33,8 +34,7 @@ pub struct PgStore {
     // Every collection a reader searches, `collection` first; a writer's is just its own.
     collections: Vec<String>,
     writer: bool,
-    // One connection: a writer's session holds the collection's advisory lock for its lifetime.
-    client: Mutex<Client>,
+    sessions: Sessions,
 }
 
 pub(crate) fn query_error(action: &'static str, server: &str, source: postgres::Error) -> PgError {
@@ -134,12 +134,16 @@ impl PgStore {
                 collections.push(name.clone());
             }
         }
+        let sessions = match writer {
+            true => Sessions::Writer(Mutex::new(client)),
+            false => Sessions::Readers(Pool::new(server.clone(), client)),
+        };
         Ok(PgStore {
             server,
             collection: collection.to_string(),
             collections,
             writer,
-            client: Mutex::new(client),
+            sessions,
         })
     }
 
@@ -158,10 +162,8 @@ impl PgStore {
         &self.collections
     }
 
-    fn lock(&self) -> MutexGuard<'_, Client> {
-        // A panic while holding the client cannot leave a transaction open: dropping a
-        // `Transaction` rolls it back.
-        self.client.lock().unwrap_or_else(|p| p.into_inner())
+    fn lock(&self) -> Result<Session<'_>, PgError> {
+        self.sessions.get()
     }
 
     fn err(&self, action: &'static str) -> impl Fn(postgres::Error) -> PgError + '_ {
@@ -174,7 +176,7 @@ impl PgStore {
         &self,
         read: impl FnOnce(&mut PgView<'_, '_>) -> Result<T, E>,
     ) -> Result<T, E> {
-        let mut client = self.lock();
+        let mut client = self.lock()?;
         let mut txn = client
             .build_transaction()
             .isolation_level(IsolationLevel::RepeatableRead)
@@ -210,7 +212,7 @@ impl PgStore {
     /// Which of `keys` have a stored vector.
     pub fn stored_embeddings(&self, keys: &[String]) -> Result<HashSet<String>, PgError> {
         let rows = self
-            .lock()
+            .lock()?
             .query(
                 "SELECT key FROM rag_index.embeddings WHERE key = ANY($1)",
                 &[&keys],
@@ -222,7 +224,7 @@ impl PgStore {
     /// The stored vector of `key`.
     pub fn embedding(&self, key: &str) -> Result<Option<Vec<f32>>, PgError> {
         let row = self
-            .lock()
+            .lock()?
             .query_opt(
                 "SELECT vector FROM rag_index.embeddings WHERE key = $1",
                 &[&key],
@@ -235,7 +237,7 @@ impl PgStore {
     /// not visible state: a crash after it loses nothing, one before it loses this batch).
     pub fn save_embeddings(&self, batch: &[(String, Vec<f32>)]) -> Result<(), PgError> {
         self.require_writer()?;
-        let mut client = self.lock();
+        let mut client = self.lock()?;
         let mut txn = client.transaction().map_err(self.err("vector save"))?;
         for part in batch.chunks(1_000) {
             let keys: Vec<&str> = part.iter().map(|(k, _)| k.as_str()).collect();
@@ -270,7 +272,7 @@ impl PgStore {
     /// and the index is built once afterwards (see [`ensure_vector_index`]).
     pub fn commit(&self, commit: &PgCommit, dim: usize) -> Result<(), PgError> {
         self.require_writer()?;
-        let mut client = self.lock();
+        let mut client = self.lock()?;
         let mut txn = client.transaction().map_err(self.err("commit"))?;
         let existing: Option<i64> = txn
             .query_opt(
