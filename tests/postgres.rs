@@ -483,13 +483,19 @@ fn one_writer_per_collection_and_collections_sync_side_by_side() {
     pg_run(&pg.url, "a,b", &["stats"], 2);
 }
 
-#[test]
-fn kill_and_lost_connections_mid_sync_leave_a_state_the_next_sync_repairs() {
+/// A fresh server, and a folder of the first `files` corpus files synced to collection "docs".
+fn synced_docs(files: usize) -> (PgServer, tempfile::TempDir, std::path::PathBuf) {
     let pg = PgServer::start();
     let work = tempfile::tempdir().unwrap();
     let docs = work.path().join("docs");
-    copy_corpus_files(&docs, &FILES[..3]);
+    copy_corpus_files(&docs, &FILES[..files]);
     pg_sync(&pg.url, "docs", &docs);
+    (pg, work, docs)
+}
+
+#[test]
+fn kill_and_lost_connections_mid_sync_leave_a_state_the_next_sync_repairs() {
+    let (pg, _work, docs) = synced_docs(3);
     let mut rng = fastrand::Rng::with_seed(env_number("RAG_KILL_SEED", 11));
     let trials = env_number("RAG_PG_KILL_TRIALS", 4) as usize;
     let mut interrupted = 0;
@@ -588,11 +594,7 @@ fn tls_from_the_url() {
 
 #[test]
 fn a_long_lived_reader_reads_in_parallel_and_outlives_dropped_sessions() {
-    let pg = PgServer::start();
-    let work = tempfile::tempdir().unwrap();
-    let docs = work.path().join("docs");
-    copy_corpus_files(&docs, &FILES[..2]);
-    pg_sync(&pg.url, "docs", &docs);
+    let (pg, _work, _docs) = synced_docs(2);
     let location =
         StoreLocation::from_flag(Some(&pg.url), Path::new("unused"), Some("docs")).unwrap();
     let reader = std::sync::Arc::new(

@@ -144,11 +144,11 @@ fn http_api_answers_checks_hosts_and_rejects_bad_requests() {
     assert_eq!(get(base, &format!("/chunks/{secret}"), &[]).0, 404);
 }
 
-#[test]
-fn tokens_decide_what_a_caller_sees() {
-    let tmp = tempfile::tempdir().unwrap();
-    let (_, index) = indexed_folder(tmp.path());
-    let tokens = tmp.path().join("tokens");
+/// `serve --http` of the test folder's index with a tokens file: the finance token sees the
+/// finance document, the public one only public documents.
+fn serve_with_tokens(tmp: &Path) -> (PathBuf, Running) {
+    let (_, index) = indexed_folder(tmp);
+    let tokens = tmp.join("tokens");
     std::fs::write(
         &tokens,
         format!("# who sees what\n{FINANCE_TOKEN} finance\n{PUBLIC_TOKEN}\n"),
@@ -160,6 +160,13 @@ fn tokens_decide_what_a_caller_sees() {
         "--tokens",
         tokens.to_str().unwrap(),
     ]);
+    (index, server)
+}
+
+#[test]
+fn tokens_decide_what_a_caller_sees() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (index, server) = serve_with_tokens(tmp.path());
     let base = &server.base;
     let body = json!({"query": SECRET_QUERY, "k": 10, "mode": "lexical"});
 
@@ -248,6 +255,20 @@ fn mcp_python() -> PathBuf {
     python
 }
 
+/// The MCP client's view hides the finance document: not searchable, not fetchable.
+fn assert_hidden(out: &Value) {
+    let paths = out["secret_paths"].as_array().unwrap();
+    assert!(!paths.iter().any(|p| p == SECRET_PATH), "{out}");
+    assert!(out["hidden_chunk"]["error"].is_string(), "{out}");
+}
+
+/// The MCP client searched and fetched as a holder of the finance label.
+fn assert_visible_to_finance(out: &Value) {
+    assert_eq!(out["secret_paths"][0], SECRET_PATH, "{out}");
+    assert_eq!(out["hidden_chunk"]["path"], SECRET_PATH, "{out}");
+    assert_eq!(out["labels"], json!(["finance"]));
+}
+
 fn run_mcp_client(index: &Path, hidden: &str, extra: &[&str]) -> Value {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_client.py");
     let out = Command::new(mcp_python())
@@ -294,15 +315,7 @@ fn the_python_mcp_sdk_lists_and_calls_the_tools() {
     let section: Vec<&Value> = out["section_ids"].as_array().unwrap().iter().collect();
     assert!(section.contains(&&out["first_id"]), "{out}");
     // Public by default: the labelled document is neither searchable nor fetchable.
-    assert!(
-        !out["secret_paths"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|p| p == SECRET_PATH),
-        "{out}"
-    );
-    assert!(out["hidden_chunk"]["error"].is_string(), "{out}");
+    assert_hidden(&out);
     assert!(
         out["bad_request"]["error"].as_str().unwrap().contains('k'),
         "{out}"
@@ -311,27 +324,13 @@ fn the_python_mcp_sdk_lists_and_calls_the_tools() {
 
     // Labels are the operator's choice at start (`--as`), never the client's.
     let out = run_mcp_client(&index, &secret, &["--as", "finance"]);
-    assert_eq!(out["secret_paths"][0], SECRET_PATH, "{out}");
-    assert_eq!(out["hidden_chunk"]["path"], SECRET_PATH, "{out}");
-    assert_eq!(out["labels"], json!(["finance"]));
+    assert_visible_to_finance(&out);
 }
 
 #[test]
 fn mcp_over_streamable_http_searches_with_the_bearer_tokens_labels() {
     let tmp = tempfile::tempdir().unwrap();
-    let (_, index) = indexed_folder(tmp.path());
-    let tokens = tmp.path().join("tokens");
-    std::fs::write(
-        &tokens,
-        format!("{FINANCE_TOKEN} finance\n{PUBLIC_TOKEN}\n"),
-    )
-    .unwrap();
-    let server = serve_http(&[
-        "--index",
-        index.to_str().unwrap(),
-        "--tokens",
-        tokens.to_str().unwrap(),
-    ]);
+    let (index, server) = serve_with_tokens(tmp.path());
     let url = format!("{}/mcp", server.base);
     let secret = secret_chunk_id(&index);
 
@@ -342,21 +341,11 @@ fn mcp_over_streamable_http_searches_with_the_bearer_tokens_labels() {
         json!(["get_chunk", "get_section", "search", "status"])
     );
     assert_eq!(out["search_paths"][0], BREAKER, "{out}");
-    assert!(
-        !out["secret_paths"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|p| p == SECRET_PATH),
-        "{out}"
-    );
-    assert!(out["hidden_chunk"]["error"].is_string(), "{out}");
+    assert_hidden(&out);
     assert_eq!(out["labels"], json!([]));
 
     let out = run_mcp_client(&index, &secret, &["--http", &url, FINANCE_TOKEN]);
-    assert_eq!(out["secret_paths"][0], SECRET_PATH, "{out}");
-    assert_eq!(out["hidden_chunk"]["path"], SECRET_PATH, "{out}");
-    assert_eq!(out["labels"], json!(["finance"]));
+    assert_visible_to_finance(&out);
 
     // No token, or a wrong one: the endpoint answers 401 before any MCP message is read.
     for headers in [vec![], vec![("Authorization", "Bearer not-a-token-at-all")]] {
