@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Serving benchmark (issue 15, "Measure"): warm query latency through the library, HTTP and MCP on
-# the Traefik index; HTTP throughput with 8/32/128 concurrent loopback clients, idle and during a
-# sync; `serve --watch`: time from a file save to its text being searchable, idle CPU over 60 s
-# and RSS. Not a CI test. Prints one JSON line per measurement on stdout; progress on stderr.
+# Serving benchmark (issue 15, "Measure"): warm query latency through the library, HTTP and MCP
+# (stdio and streamable HTTP) on the Traefik index; HTTP throughput with 8/32/128 concurrent
+# loopback clients, idle and during a sync; `serve --watch`: time from a file save to its text
+# being searchable, idle CPU over 60 s and RSS. Not a CI test. Prints one JSON line per
+# measurement on stdout; progress on stderr.
 #
 #   benches/serve_latency.sh [--index PATH] [--no-build] [--seconds N]
 #
@@ -63,6 +64,9 @@ url="http://127.0.0.1:$port"
 "$bin" serve --http "127.0.0.1:$port" --watch "$work/docs" 2>"$work/serve.err" &
 server_pid=$!
 until curl -sf "$url/status" 2>/dev/null | grep -q '"syncs":[1-9]'; do sleep 0.2; done
+
+note "MCP over streamable HTTP latency"
+"$python" "$here/mcp_latency.py" "$bin" "$index" "$questions" 200 "$url" | sed "s/}$/,\"load\":$(load)}/"
 
 note "HTTP latency (1 client) and throughput"
 for clients in 1 8 32 128; do
