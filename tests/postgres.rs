@@ -163,6 +163,29 @@ fn postgres_index_equals_the_embedded_one_and_a_fresh_one_through_edits() {
     assert_eq!(vector_indexes(), "docs:true\nfresh:true\n");
     assert_eq!(all_hnsw(), "2", "the replaced collection's index is gone");
 
+    // A database of schema version 1 (one HNSW index per dimension, no `dim` column) migrates
+    // when a newer rag-index first opens it: its data stays as it was and each collection
+    // gets its own index.
+    pg.psql(
+        "DO $$ DECLARE names text[]; BEGIN \
+         SELECT array_agg(relname) INTO names FROM pg_class \
+         WHERE relname LIKE 'chunks\\_hnsw\\_c%'; \
+         FOR i IN 1 .. array_length(names, 1) LOOP \
+         EXECUTE 'DROP INDEX rag_index.' || quote_ident(names[i]); END LOOP; END $$; \
+         CREATE INDEX chunks_hnsw_384 ON rag_index.chunks \
+         USING hnsw ((embedding::vector(384)) vector_cosine_ops) WHERE dim = 384; \
+         ALTER TABLE rag_index.collections DROP COLUMN dim; \
+         DELETE FROM rag_index.schema_version WHERE version = 2",
+    );
+    assert_eq!(pg_dump(&pg.url, "docs"), incremental);
+    assert_eq!(
+        pg.psql("SELECT max(version) FROM rag_index.schema_version")
+            .trim(),
+        "2"
+    );
+    assert_eq!(vector_indexes(), "docs:true\nfresh:true\n");
+    assert_eq!(all_hnsw(), "2", "the per-dimension index is gone");
+
     // The same exact dense search answers the same on both backends.
     for question in questions().iter().take(4) {
         let q = question["question"].as_str().unwrap();

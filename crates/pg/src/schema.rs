@@ -97,18 +97,27 @@ const V2: &str = r#"
 ALTER TABLE rag_index.collections ADD COLUMN dim integer;
 UPDATE rag_index.collections k SET dim = (SELECT max(c.dim) FROM rag_index.chunks c
     WHERE c.collection = k.id);
+-- The pairs and names are gathered first: a loop over a query of `chunks` holds it open, and
+-- CREATE INDEX on a table this session is reading is refused.
 DO $$
-DECLARE r record;
+DECLARE
+    collections bigint[];
+    dims integer[];
+    stale text[];
 BEGIN
-    FOR r IN SELECT DISTINCT collection, dim FROM rag_index.chunks LOOP
+    SELECT array_agg(p.collection), array_agg(p.dim) INTO collections, dims
+    FROM (SELECT DISTINCT collection, dim FROM rag_index.chunks) AS p;
+    FOR i IN 1 .. coalesce(array_length(collections, 1), 0) LOOP
         EXECUTE format('CREATE INDEX IF NOT EXISTS %I ON rag_index.chunks USING hnsw '
             '((embedding::vector(%s)) vector_cosine_ops) WHERE collection = %s AND dim = %s',
-            'chunks_hnsw_c' || r.collection || '_d' || r.dim, r.dim, r.collection, r.dim);
+            'chunks_hnsw_c' || collections[i] || '_d' || dims[i], dims[i], collections[i],
+            dims[i]);
     END LOOP;
-    FOR r IN SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-             WHERE n.nspname = 'rag_index' AND c.relkind = 'i'
-               AND c.relname ~ '^chunks_hnsw_[0-9]+$' LOOP
-        EXECUTE format('DROP INDEX rag_index.%I', r.relname);
+    SELECT array_agg(c.relname) INTO stale FROM pg_class c
+    JOIN pg_namespace n ON n.oid = c.relnamespace
+    WHERE n.nspname = 'rag_index' AND c.relkind = 'i' AND c.relname ~ '^chunks_hnsw_[0-9]+$';
+    FOR i IN 1 .. coalesce(array_length(stale, 1), 0) LOOP
+        EXECUTE format('DROP INDEX rag_index.%I', stale[i]);
     END LOOP;
 END
 $$;
