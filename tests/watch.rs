@@ -182,6 +182,33 @@ fn watch_converges_to_sync_after_bursts_of_changes() {
     .unwrap();
     assert_converges(&docs, &index, &fresh, Duration::from_secs(60));
 
+    // `stats --json` in another process shows the watcher's freshness report: what it serves
+    // and what it has seen but not committed (nothing, now that it has converged).
+    let stats = || -> Value {
+        let out = run(&["stats", "--index", index.to_str().unwrap(), "--json"]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let watching = wait_for(Duration::from_secs(10), || {
+        let s = stats();
+        (s["watch"]["pending_changes"] == 0 && s["watch"]["syncing"] == false).then_some(s)
+    })
+    .expect("stats shows the watcher");
+    assert_eq!(
+        watching["watch"]["root"],
+        docs.to_str().unwrap(),
+        "{watching}"
+    );
+    assert!(
+        watching["watch"]["syncs"].as_u64().unwrap() >= 4,
+        "{watching}"
+    );
+    assert_eq!(watching["watch"]["generation"], watching["generation"]);
+
     // SIGTERM: a clean stop with exit code 0.
     let pid = watch.child.id().to_string();
     assert!(
@@ -194,6 +221,10 @@ fn watch_converges_to_sync_after_bursts_of_changes() {
     let status =
         wait_for(Duration::from_secs(20), || watch.child.try_wait().unwrap()).expect("watch stops");
     assert_eq!(status.code(), Some(0));
+    assert!(
+        stats().get("watch").is_none(),
+        "a stopped watcher withdraws its status"
+    );
     // The lock is released: a plain sync finds nothing to do.
     let report = sync(&docs, &index, 0);
     assert_eq!(report["chunks"]["embedded"], 0, "{report}");

@@ -47,7 +47,12 @@ pub fn stats(model_dir: Option<&Path>, index: Option<PathBuf>, json: bool) -> Re
     let stats = index.stats()?;
     let mut out = std::io::stdout().lock();
     if json {
-        line(&mut out, serde_json::to_string(&stats)?)?;
+        let mut record = serde_json::to_value(&stats)?;
+        // A `watch` running on this index: what it has seen and not yet committed.
+        if let Some(watch) = rag_watch::published_status(index.dir()) {
+            record["watch"] = serde_json::to_value(watch)?;
+        }
+        line(&mut out, serde_json::to_string(&record)?)?;
         return Ok(ExitCode::SUCCESS);
     }
     line(

@@ -3,7 +3,8 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use rag_watch::{WatchHandle, WatchOptions, Watcher};
@@ -49,10 +50,25 @@ pub fn stop_on_signal(handle: WatchHandle) -> Result<()> {
 
 pub fn run(model_dir: Option<&Path>, dir: PathBuf, index: Option<PathBuf>) -> Result<ExitCode> {
     let watcher = watcher(model_dir, &dir, index)?;
-    stop_on_signal(watcher.handle())?;
+    let handle = watcher.handle();
+    stop_on_signal(handle.clone())?;
     log::info!("watching {}", dir.display());
-    watcher
-        .run()
-        .with_context(|| format!("watching {} failed", dir.display()))?;
+    // The status goes to the index directory every second, for `stats --json` elsewhere.
+    let index_dir = watcher.index().dir().to_path_buf();
+    let done = Arc::new(AtomicBool::new(false));
+    let publisher = {
+        let (done, index_dir) = (done.clone(), index_dir.clone());
+        std::thread::spawn(move || {
+            while !done.load(Ordering::Relaxed) {
+                rag_watch::publish_status(&index_dir, &handle.status());
+                std::thread::sleep(Duration::from_secs(1));
+            }
+        })
+    };
+    let result = watcher.run();
+    done.store(true, Ordering::Relaxed);
+    let _ = publisher.join();
+    rag_watch::withdraw_status(&index_dir);
+    result.with_context(|| format!("watching {} failed", dir.display()))?;
     Ok(ExitCode::SUCCESS)
 }

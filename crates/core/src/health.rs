@@ -14,6 +14,8 @@ use crate::{RagIndex, Result, provenance};
 /// The last sync's problems, kept beside the store (a sync that changes nothing commits
 /// nothing, yet its failures are news).
 pub const LAST_SYNC_FILE: &str = "last-sync.json";
+/// A running `rag-index watch` keeps its status here, for `stats --json` in other processes.
+pub const WATCH_STATUS_FILE: &str = "watch-status.json";
 /// Paragraphs shorter than this many words are not reported as duplicates (a "See also" line is
 /// not a problem).
 const MIN_DUPLICATE_WORDS: usize = 8;

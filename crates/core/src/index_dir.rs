@@ -46,6 +46,7 @@ fn is_ours(name: &str) -> bool {
     name == DB_FILE
         || name == LEXICAL_DIR
         || name == crate::LAST_SYNC_FILE
+        || name == crate::WATCH_STATUS_FILE
         || (name.starts_with(DB_FILE) && name[DB_FILE.len()..].starts_with(DAMAGED_SUFFIX))
         || is_graph_dir_name(name)
 }

@@ -70,7 +70,9 @@ pub use error::{Error, Result};
 pub use expand::SECTION_CAP_TOKENS;
 pub use filter::{BUILT_IN_KEYS, Condition, Filter, Op, PathGlob};
 pub use fusion::Fusion;
-pub use health::{DuplicateText, HealthReport, LAST_SYNC_FILE, LastSync, NearCap, StaleSource};
+pub use health::{
+    DuplicateText, HealthReport, LAST_SYNC_FILE, LastSync, NearCap, StaleSource, WATCH_STATUS_FILE,
+};
 pub use index_dir::move_damaged_store_aside;
 pub use location::StoreLocation;
 pub use provenance::PROVENANCE_KEYS;

@@ -37,9 +37,11 @@ mod error;
 mod options;
 mod pending;
 mod status;
+mod status_file;
 mod watcher;
 
 pub use error::{Result, WatchError};
 pub use options::WatchOptions;
 pub use status::{LastSync, StatusHandle, WatchStatus};
+pub use status_file::{STALE_AFTER_MS, publish_status, published_status, withdraw_status};
 pub use watcher::{WatchHandle, Watcher, open_writer};

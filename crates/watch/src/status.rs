@@ -2,10 +2,10 @@
 
 use std::sync::{Arc, Mutex};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The watcher's view of freshness, as [`StatusHandle::get`] returns it.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct WatchStatus {
     /// The folder followed.
     pub root: String,
@@ -31,7 +31,7 @@ pub struct WatchStatus {
 }
 
 /// What the last successful sync did.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct LastSync {
     /// When it finished (milliseconds since the Unix epoch).
     pub finished_at: u64,
