@@ -464,4 +464,15 @@ fn serve_watch_makes_a_saved_file_searchable() {
         "{status}"
     );
     assert_eq!(status["watch"]["pending_changes"], 0, "{status}");
+    // `stats --json` in another process sees the same watcher (its status file follows the
+    // in-memory status within a fraction of a second).
+    let stats = wait_for(Duration::from_secs(5), || {
+        let out = run_expect(&["stats", "--index", index.to_str().unwrap(), "--json"], 0);
+        let stats: Value = serde_json::from_str(&out).unwrap();
+        (stats["watch"] == status["watch"]).then_some(stats)
+    });
+    assert!(
+        stats.is_some(),
+        "stats --json shows the watcher's status: {status}"
+    );
 }

@@ -89,7 +89,7 @@ pub fn run(model_dir: Option<&Path>, args: ServeArgs) -> Result<ExitCode> {
         server = server.clone().with_status(move || {
             serde_json::to_value(status.get()).unwrap_or(serde_json::Value::Null)
         });
-        let thread = std::thread::spawn(move || watcher.run());
+        let thread = std::thread::spawn(move || super::watch::run_publishing(watcher));
         (handle, thread)
     });
 

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use rag_watch::{WatchHandle, WatchOptions, Watcher};
@@ -50,18 +50,33 @@ pub fn stop_on_signal(handle: WatchHandle) -> Result<()> {
 
 pub fn run(model_dir: Option<&Path>, dir: PathBuf, index: Option<PathBuf>) -> Result<ExitCode> {
     let watcher = watcher(model_dir, &dir, index)?;
-    let handle = watcher.handle();
-    stop_on_signal(handle.clone())?;
+    stop_on_signal(watcher.handle())?;
     log::info!("watching {}", dir.display());
-    // The status goes to the index directory every second, for `stats --json` elsewhere.
+    run_publishing(watcher).with_context(|| format!("watching {} failed", dir.display()))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Runs `watcher` until stopped, publishing its status in the index directory (for `stats
+/// --json` in other processes) within 200 ms of a change and at least every 2 s, and
+/// withdrawing it at the end.
+pub fn run_publishing(watcher: Watcher) -> rag_watch::Result<()> {
+    let handle = watcher.handle();
     let index_dir = watcher.index().dir().to_path_buf();
     let done = Arc::new(AtomicBool::new(false));
     let publisher = {
         let (done, index_dir) = (done.clone(), index_dir.clone());
         std::thread::spawn(move || {
+            let mut published: Option<(rag_watch::WatchStatus, Instant)> = None;
             while !done.load(Ordering::Relaxed) {
-                rag_watch::publish_status(&index_dir, &handle.status());
-                std::thread::sleep(Duration::from_secs(1));
+                let status = handle.status();
+                let due = published.as_ref().is_none_or(|(last, at)| {
+                    *last != status || at.elapsed() >= Duration::from_secs(2)
+                });
+                if due {
+                    rag_watch::publish_status(&index_dir, &status);
+                    published = Some((status, Instant::now()));
+                }
+                std::thread::sleep(Duration::from_millis(200));
             }
         })
     };
@@ -69,6 +84,5 @@ pub fn run(model_dir: Option<&Path>, dir: PathBuf, index: Option<PathBuf>) -> Re
     done.store(true, Ordering::Relaxed);
     let _ = publisher.join();
     rag_watch::withdraw_status(&index_dir);
-    result.with_context(|| format!("watching {} failed", dir.display()))?;
-    Ok(ExitCode::SUCCESS)
+    result
 }

@@ -1,8 +1,8 @@
 //! A running watcher's status in a small file of the index directory, so another process
 //! (`rag-index stats --json`) can tell how current the index is and what is still pending.
-//! Written atomically (a temporary file, then a rename) and refreshed every second; a file
-//! not refreshed for [`STALE_AFTER_MS`] belongs to a watcher that is gone (killed) and is
-//! ignored.
+//! Written atomically (a temporary file, then a rename) when the status changes and at least
+//! every few seconds; a file not refreshed for [`STALE_AFTER_MS`] belongs to a watcher that is
+//! gone (killed) and is ignored.
 
 use std::path::Path;
 
