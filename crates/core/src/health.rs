@@ -94,11 +94,9 @@ pub struct HealthReport {
 
 /// Writes the last sync's problems (a new file, then an atomic rename).
 pub(crate) fn save_last_sync(dir: &Path, last: &LastSync) {
-    let tmp = dir.join(format!(".{LAST_SYNC_FILE}.tmp"));
     let written = serde_json::to_vec_pretty(last)
         .map_err(std::io::Error::other)
-        .and_then(|bytes| std::fs::write(&tmp, bytes))
-        .and_then(|()| std::fs::rename(&tmp, dir.join(LAST_SYNC_FILE)));
+        .and_then(|bytes| crate::write_index_file(dir, LAST_SYNC_FILE, &bytes));
     if let Err(e) = written {
         log::warn!(
             "cannot record the sync's problems in {}: {e}",

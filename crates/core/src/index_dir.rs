@@ -51,6 +51,14 @@ fn is_ours(name: &str) -> bool {
         || is_graph_dir_name(name)
 }
 
+/// Writes `name` in the index directory `dir` whole or not at all: a temporary file beside it,
+/// then a rename, so a reader never sees half a file.
+pub fn write_index_file(dir: &Path, name: &str, bytes: &[u8]) -> std::io::Result<()> {
+    let tmp = dir.join(format!(".{name}.tmp"));
+    std::fs::write(&tmp, bytes)?;
+    std::fs::rename(&tmp, dir.join(name))
+}
+
 /// Refuses a directory that holds foreign content and no store: writing an index there could
 /// mix with, or later clean up, files rag-index did not create.
 pub(crate) fn check_usable(dir: &Path) -> Result<()> {

@@ -73,7 +73,7 @@ pub use fusion::Fusion;
 pub use health::{
     DuplicateText, HealthReport, LAST_SYNC_FILE, LastSync, NearCap, StaleSource, WATCH_STATUS_FILE,
 };
-pub use index_dir::move_damaged_store_aside;
+pub use index_dir::{move_damaged_store_aside, write_index_file};
 pub use location::StoreLocation;
 pub use provenance::PROVENANCE_KEYS;
 pub use rag_chunker::{Chunk, Chunker, ChunkerConfig, Document, TokenCounter};

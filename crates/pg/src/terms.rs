@@ -35,13 +35,18 @@ pub(crate) fn choose(
     budget: u64,
 ) -> Result<Option<QueryTerms>, PgError> {
     let err = |action| move |e| query_error(action, server, e);
-    let text: String = txn
+    // The words and the column's statistics in one round trip: this runs for every search.
+    let row = txn
         .query_one(
-            "SELECT replace(plainto_tsquery('english', $1)::text, '&', '|')",
+            "SELECT replace(plainto_tsquery('english', $1)::text, '&', '|'), \
+             (SELECT reltuples FROM pg_class WHERE oid = 'rag_index.chunks'::regclass)::float8, \
+             s.most_common_elems::text::text[], s.most_common_elem_freqs \
+             FROM (SELECT 1) AS one LEFT JOIN pg_stats s ON s.schemaname = 'rag_index' \
+             AND s.tablename = 'chunks' AND s.attname = 'lexical'",
             &[&query],
         )
-        .map_err(err("text query"))?
-        .get(0);
+        .map_err(err("text query"))?;
+    let text: String = row.get(0);
     if text.trim().is_empty() {
         return Ok(None);
     }
@@ -55,18 +60,9 @@ pub(crate) fn choose(
     if terms.len() < 2 {
         return Ok(Some(keep_all));
     }
-    let row = txn
-        .query_one(
-            "SELECT (SELECT reltuples FROM pg_class WHERE oid = 'rag_index.chunks'::regclass)::float8, \
-             s.most_common_elems::text::text[], s.most_common_elem_freqs \
-             FROM (SELECT 1) AS one LEFT JOIN pg_stats s ON s.schemaname = 'rag_index' \
-             AND s.tablename = 'chunks' AND s.attname = 'lexical'",
-            &[],
-        )
-        .map_err(err("text statistics"))?;
-    let rows: f64 = row.get(0);
-    let elems: Option<Vec<String>> = row.get(1);
-    let freqs: Option<Vec<f32>> = row.get(2);
+    let rows: f64 = row.get(1);
+    let elems: Option<Vec<String>> = row.get(2);
+    let freqs: Option<Vec<f32>> = row.get(3);
     let (Some(elems), Some(freqs)) = (elems, freqs) else {
         return Ok(Some(keep_all));
     };

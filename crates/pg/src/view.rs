@@ -90,11 +90,6 @@ impl<'a, 't> PgView<'a, 't> {
         }
     }
 
-    /// The names of the collections this view reads that exist.
-    pub fn collections(&self) -> Vec<String> {
-        self.collections.iter().map(|(_, n)| n.clone()).collect()
-    }
-
     fn err(&self, action: &'static str) -> impl Fn(postgres::Error) -> PgError + '_ {
         move |e| query_error(action, self.server, e)
     }

@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use rag_index_core::WATCH_STATUS_FILE;
+use rag_index_core::{WATCH_STATUS_FILE, write_index_file};
 use serde::{Deserialize, Serialize};
 
 use crate::status::{WatchStatus, unix_millis_now};
@@ -28,11 +28,9 @@ pub fn publish_status(index_dir: &Path, status: &WatchStatus) {
         updated_at: unix_millis_now(),
         status: status.clone(),
     };
-    let tmp = index_dir.join(format!(".{WATCH_STATUS_FILE}.tmp"));
     let written = serde_json::to_vec(&record)
         .map_err(std::io::Error::other)
-        .and_then(|bytes| std::fs::write(&tmp, bytes))
-        .and_then(|()| std::fs::rename(&tmp, index_dir.join(WATCH_STATUS_FILE)));
+        .and_then(|bytes| write_index_file(index_dir, WATCH_STATUS_FILE, &bytes));
     if let Err(e) = written {
         log::warn!(
             "cannot write the watch status in {}: {e}",
