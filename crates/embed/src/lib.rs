@@ -62,6 +62,7 @@
 
 mod config;
 mod error;
+mod few_rows;
 mod fingerprint;
 mod int8_gemm;
 mod kernels;
@@ -85,7 +86,7 @@ pub use resolve::{DEFAULT_MODEL_NAME, MODEL_DIR_ENV, resolve_model_dir};
 pub use weights_hash::CACHE_DIR_ENV;
 
 use config::ModelSpec;
-use model::Bert;
+use model::{Bert, Pass};
 
 /// Settings for an [`Embedder`]; the defaults suit all-MiniLM-L6-v2 on a laptop CPU.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -323,12 +324,12 @@ impl Embedder {
     /// Embeds documents (the passage path: `passage_prefix` is prepended). Vectors come back
     /// L2-normalised, one per text, in input order.
     pub fn embed_documents(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        self.embed_with_prefix(texts, &self.config.passage_prefix)
+        self.embed_with_prefix(texts, &self.config.passage_prefix, Pass::Documents)
     }
 
     /// Embeds one search query (the query path: `query_prefix` is prepended).
     pub fn embed_query(&self, text: &str) -> Result<Vec<f32>, EmbedError> {
-        let mut out = self.embed_with_prefix(&[text], &self.config.query_prefix)?;
+        let mut out = self.embed_with_prefix(&[text], &self.config.query_prefix, Pass::Query)?;
         Ok(out.pop().unwrap_or_default())
     }
 
@@ -397,7 +398,12 @@ impl Embedder {
         Ok(encoding.get_ids().to_vec())
     }
 
-    fn embed_with_prefix(&self, texts: &[&str], prefix: &str) -> Result<Vec<Vec<f32>>, EmbedError> {
+    fn embed_with_prefix(
+        &self,
+        texts: &[&str],
+        prefix: &str,
+        pass: Pass,
+    ) -> Result<Vec<Vec<f32>>, EmbedError> {
         let encoded = texts
             .iter()
             .map(|t| self.encode(t, prefix))
@@ -422,7 +428,7 @@ impl Embedder {
                 .par_iter()
                 .map(|group| {
                     let ids: Vec<&[u32]> = group.iter().map(|&i| encoded[i].as_slice()).collect();
-                    model.embed_batch(&ids)
+                    model.embed_batch(&ids, pass)
                 })
                 .collect::<Result<_, _>>()
         })?;

@@ -7,12 +7,14 @@
 //! - bias, GELU, residual and layer norm are fused, in place, vectorised kernels
 //!   ([`crate::kernels`]) instead of a chain of allocating element-wise tensor ops.
 //!
-//! Matrix products are candle's (the `gemm` crate), run on the caller's rayon pool; with
+//! Matrix products are candle's (the `gemm` crate), run on the caller's rayon pool, except a
+//! query's f32 products, which run in [`crate::few_rows`] (built for a dozen rows); with
 //! [`Precision::Int8`] the four linear layers of each block run in int8 instead
 //! ([`crate::qlinear`]) while attention scores, softmax, layer norm, GELU and pooling stay f32.
 
 use std::collections::HashMap;
 use std::path::Path;
+use std::sync::OnceLock;
 
 use candle_core::{
     CpuStorage, DType, Device, IndexOp, InplaceOp1, InplaceOp2, Layout, Storage, Tensor,
@@ -20,6 +22,7 @@ use candle_core::{
 use rayon::prelude::*;
 
 use crate::config::{ModelSpec, Pooling};
+use crate::few_rows::{self, PanelWeights};
 use crate::kernels;
 use crate::qlinear::QuantLinear;
 use crate::{EmbedError, Precision};
@@ -51,18 +54,46 @@ struct Layer {
     ln2: (Vec<f32>, Vec<f32>),
 }
 
+/// Which product a pass runs its f32 linear layers with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Pass {
+    /// The batch GEMM, whatever the batch: a document's vector is the same alone or batched.
+    Documents,
+    /// One query: few rows take [`few_rows`], which streams the weights once.
+    Query,
+}
+
 /// A linear layer's weight (without bias), in the precision the embedder runs.
 enum Linear {
-    /// Transposed to a contiguous (in, out) matmul operand.
-    F32(Tensor),
+    /// `weight`: transposed to a contiguous (in, out) matmul operand. `panels`: the same,
+    /// packed for queries on the first one (so an embedder that only syncs never holds it).
+    F32 {
+        weight: Tensor,
+        panels: OnceLock<PanelWeights>,
+    },
     Int8(QuantLinear),
 }
 
 impl Linear {
     /// `x` (tokens, in) times the weight: (tokens, out).
-    fn forward(&self, x: &Tensor) -> Result<Tensor, EmbedError> {
+    fn forward(&self, x: &Tensor, pass: Pass) -> Result<Tensor, EmbedError> {
         match self {
-            Linear::F32(w) => Ok(x.matmul(w)?),
+            Linear::F32 { weight, panels }
+                if pass == Pass::Query && x.dims2()?.0 <= few_rows::MAX_ROWS =>
+            {
+                let rows = x.dims2()?.0;
+                let (inputs, outputs) = weight.dims2()?;
+                let panels = match panels.get() {
+                    Some(panels) => panels,
+                    None => {
+                        let packed = with_f32(weight, |w| PanelWeights::new(w, inputs, outputs))?;
+                        panels.get_or_init(|| packed)
+                    }
+                };
+                let out = with_f32(x, |x| panels.matmul(x))?;
+                Ok(Tensor::from_vec(out, (rows, outputs), &Device::Cpu)?)
+            }
+            Linear::F32 { weight, .. } => Ok(x.matmul(weight)?),
             Linear::Int8(q) => {
                 let rows = x.dims2()?.0;
                 let out = with_f32(x, |data| q.forward(data))?;
@@ -137,7 +168,10 @@ impl Weights<'_> {
             Precision::F32 => stacked
                 .t()
                 .and_then(|t| t.contiguous())
-                .map(Linear::F32)
+                .map(|weight| Linear::F32 {
+                    weight,
+                    panels: OnceLock::new(),
+                })
                 .map_err(|e| self.err(format!("tensor {name}: {e}"))),
             Precision::Int8 => {
                 let out = stacked.dim(0)?;
@@ -250,7 +284,11 @@ impl Bert {
 
     /// Embeds one batch of token id sequences; returns pooled, L2-normalised vectors in the
     /// order given. Run it inside the rayon pool that should do the work.
-    pub(crate) fn embed_batch(&self, batch: &[&[u32]]) -> Result<Vec<Vec<f32>>, EmbedError> {
+    pub(crate) fn embed_batch(
+        &self,
+        batch: &[&[u32]],
+        pass: Pass,
+    ) -> Result<Vec<Vec<f32>>, EmbedError> {
         let h = self.hidden;
         // An empty id list cannot come from the tokenizer (it adds [CLS]/[SEP]); guard anyway.
         let spans: Vec<(usize, usize)> = batch
@@ -301,7 +339,7 @@ impl Bert {
 
         let mut x = Tensor::from_vec(x, (total, h), &Device::Cpu)?;
         for layer in &self.layers {
-            x = self.layer_forward(layer, &x, &spans)?;
+            x = self.layer_forward(layer, &x, &spans, pass)?;
         }
 
         let pooling = self.pooling;
@@ -318,34 +356,25 @@ impl Bert {
         layer: &Layer,
         x: &Tensor,
         spans: &[(usize, usize)],
+        pass: Pass,
     ) -> Result<Tensor, EmbedError> {
         let (total, h) = x.dims2()?;
         let heads = self.heads;
         let d = h / heads;
 
-        let qkv = layer.qkv_w.forward(x)?;
+        let qkv = layer.qkv_w.forward(x, pass)?;
         qkv.inplace_op1(&Bias {
             bias: &layer.qkv_b,
             gelu: false,
         })?;
-        let qkv = qkv.reshape((total, 3, heads, d))?;
-        // Attention per sequence: no padding and no mask; sequences run in parallel.
-        let contexts = spans
-            .par_iter()
-            .map(|&(offset, len)| {
-                let s = qkv.narrow(0, offset, len)?;
-                let q = s.i((.., 0))?.transpose(0, 1)?;
-                let k = s.i((.., 1))?.transpose(0, 1)?;
-                let v = s.i((.., 2))?.transpose(0, 1)?;
-                let scores = q.matmul(&k.t()?)?;
-                scores.inplace_op1(&Softmax)?;
-                scores.matmul(&v)?.transpose(0, 1)
-            })
-            .collect::<candle_core::Result<Vec<_>>>()?;
-        let context = Tensor::cat(&contexts, 0)?.reshape((total, h))?;
-        drop(contexts);
+        let context = if pass == Pass::Query && total <= few_rows::MAX_ROWS && spans.len() == 1 {
+            let context = with_f32(&qkv, |qkv| few_rows::attention(qkv, heads, d))?;
+            Tensor::from_vec(context, (total, h), &Device::Cpu)?
+        } else {
+            batch_attention(&qkv, spans, heads, d)?
+        };
 
-        let attn = layer.attn_out_w.forward(&context)?;
+        let attn = layer.attn_out_w.forward(&context, pass)?;
         attn.inplace_op2(
             x,
             &ResidualNorm {
@@ -355,12 +384,12 @@ impl Bert {
                 eps: self.eps,
             },
         )?;
-        let inter = layer.inter_w.forward(&attn)?;
+        let inter = layer.inter_w.forward(&attn, pass)?;
         inter.inplace_op1(&Bias {
             bias: &layer.inter_b,
             gelu: true,
         })?;
-        let out = layer.out_w.forward(&inter)?;
+        let out = layer.out_w.forward(&inter, pass)?;
         drop(inter);
         out.inplace_op2(
             &attn,
@@ -373,6 +402,31 @@ impl Bert {
         )?;
         Ok(out)
     }
+}
+
+/// Attention of each sequence of a packed batch (`qkv`: tokens × 3·heads·d, Q pre-scaled): no
+/// padding and no mask; sequences run in parallel.
+fn batch_attention(
+    qkv: &Tensor,
+    spans: &[(usize, usize)],
+    heads: usize,
+    d: usize,
+) -> Result<Tensor, EmbedError> {
+    let total = qkv.dims2()?.0;
+    let qkv = qkv.reshape((total, 3, heads, d))?;
+    let contexts = spans
+        .par_iter()
+        .map(|&(offset, len)| {
+            let s = qkv.narrow(0, offset, len)?;
+            let q = s.i((.., 0))?.transpose(0, 1)?;
+            let k = s.i((.., 1))?.transpose(0, 1)?;
+            let v = s.i((.., 2))?.transpose(0, 1)?;
+            let scores = q.matmul(&k.t()?)?;
+            scores.inplace_op1(&Softmax)?;
+            scores.matmul(&v)?.transpose(0, 1)
+        })
+        .collect::<candle_core::Result<Vec<_>>>()?;
+    Ok(Tensor::cat(&contexts, 0)?.reshape((total, heads * d))?)
 }
 
 /// Runs `f` on the tensor's f32 data (contiguous tensors only).
