@@ -53,8 +53,10 @@ note "syncing the index (a no-op with a copied index)"
 "$bin" sync "$work/docs" --json >/dev/null
 index="$work/docs/.rag-index"
 
-note "library latency"
+note "query embedding alone, then library latency"
+"$bench" embed "$questions" 400 | sed "s/}$/,\"load\":$(load)}/"
 "$bench" library "$index" "$questions" 400 | sed "s/}$/,\"load\":$(load)}/"
+"$bench" library "$index" "$questions" 400 lexical | sed "s/}$/,\"load\":$(load)}/"
 
 note "MCP latency"
 "$python" "$here/mcp_latency.py" "$bin" "$index" "$questions" 200 | sed "s/}$/,\"load\":$(load)}/"

@@ -1,7 +1,8 @@
 //! Load generator and library timer for `benches/serve_latency.sh` (not a test).
 //!
 //! ```text
-//! serve_bench library INDEX QUESTIONS N           # N warm searches through the library
+//! serve_bench library INDEX QUESTIONS N [MODE]    # N warm searches through the library
+//! serve_bench embed QUESTIONS N                   # N query embeddings alone
 //! serve_bench http URL QUESTIONS CLIENTS SECONDS  # CLIENTS loopback clients for SECONDS
 //! ```
 //! Each prints one JSON line: requests, errors, throughput (req/s), p50_ms, p99_ms. The load is
@@ -11,7 +12,9 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use rag_index_core::{Access, Embedder, EmbedderConfig, IndexConfig, RagIndex, SearchRequest};
+use rag_index_core::{
+    Access, Embedder, EmbedderConfig, IndexConfig, RagIndex, SearchMode, SearchRequest,
+};
 
 fn questions(file: &str) -> Vec<String> {
     std::fs::read_to_string(file)
@@ -48,7 +51,7 @@ fn report(
     println!("{out}");
 }
 
-fn library(index: &str, file: &str, n: usize) {
+fn library(index: &str, file: &str, n: usize, mode: SearchMode) {
     let models = Path::new(env!("CARGO_MANIFEST_DIR")).join("models");
     let dir = rag_index_core::resolve_model_dir(None, &[models]).expect("model");
     let embedder = Arc::new(Embedder::load(&dir, EmbedderConfig::default()).expect("model loads"));
@@ -63,7 +66,9 @@ fn library(index: &str, file: &str, n: usize) {
     let started = Instant::now();
     let mut latencies = Vec::with_capacity(n);
     for i in 0..n {
-        let request = SearchRequest::new(&qs[i % qs.len()], Access::public()).k(5);
+        let request = SearchRequest::new(&qs[i % qs.len()], Access::public())
+            .k(5)
+            .mode(mode);
         let t = Instant::now();
         index.search_with(&request).expect("search");
         latencies.push(t.elapsed());
@@ -72,7 +77,31 @@ fn library(index: &str, file: &str, n: usize) {
         latencies,
         0,
         started.elapsed(),
-        serde_json::json!({"via": "library"}),
+        serde_json::json!({"via": "library", "mode": format!("{mode:?}").to_lowercase()}),
+    );
+}
+
+/// Times the query embedding alone: the part of a search's latency the model takes.
+fn embed(file: &str, n: usize) {
+    let models = Path::new(env!("CARGO_MANIFEST_DIR")).join("models");
+    let dir = rag_index_core::resolve_model_dir(None, &[models]).expect("model");
+    let embedder = Embedder::load(&dir, EmbedderConfig::default()).expect("model loads");
+    let qs = questions(file);
+    for q in &qs {
+        embedder.embed_query(q).expect("warm-up embedding");
+    }
+    let started = Instant::now();
+    let mut latencies = Vec::with_capacity(n);
+    for i in 0..n {
+        let t = Instant::now();
+        embedder.embed_query(&qs[i % qs.len()]).expect("embedding");
+        latencies.push(t.elapsed());
+    }
+    report(
+        latencies,
+        0,
+        started.elapsed(),
+        serde_json::json!({"via": "embed_query"}),
     );
 }
 
@@ -128,7 +157,16 @@ fn main() {
         .collect::<Vec<_>>()
         .as_slice()
     {
-        ["library", index, file, n] => library(index, file, n.parse().expect("N")),
+        ["library", index, file, n] => {
+            library(index, file, n.parse().expect("N"), SearchMode::default())
+        }
+        ["library", index, file, n, mode] => library(
+            index,
+            file,
+            n.parse().expect("N"),
+            mode.parse().expect("MODE"),
+        ),
+        ["embed", file, n] => embed(file, n.parse().expect("N")),
         ["http", url, file, clients, seconds] => http(
             url,
             file,
@@ -137,7 +175,8 @@ fn main() {
         ),
         _ => {
             eprintln!(
-                "usage: serve_bench library INDEX QUESTIONS N | http URL QUESTIONS CLIENTS SECONDS"
+                "usage: serve_bench library INDEX QUESTIONS N [MODE] | embed QUESTIONS N | \
+                 http URL QUESTIONS CLIENTS SECONDS"
             );
             std::process::exit(2);
         }
