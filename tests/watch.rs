@@ -229,3 +229,64 @@ fn watch_converges_to_sync_after_bursts_of_changes() {
     let report = sync(&docs, &index, 0);
     assert_eq!(report["chunks"]["embedded"], 0, "{report}");
 }
+
+/// A deploy that replaces the folder: a symlink switched to a new release, then a new folder
+/// moved into the path. The watch on the old folder hears nothing of either; the watcher
+/// notices the root changed (within its one-second root check, long before the ten-minute
+/// reconcile), watches the new folder, syncs, and then follows edits made inside it.
+#[test]
+fn watch_follows_a_root_replaced_by_a_symlink_switch_or_a_new_folder() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (v1, v2, v3) = (
+        tmp.path().join("releases/v1"),
+        tmp.path().join("releases/v2"),
+        tmp.path().join("releases/v3"),
+    );
+    copy_corpus_files(&v1, &FILES[..2]);
+    copy_corpus_files(&v2, &FILES[2..4]);
+    copy_corpus_files(&v3, &FILES[4..]);
+    let docs = tmp.path().join("docs");
+    std::os::unix::fs::symlink(&v1, &docs).unwrap();
+    let index = tmp.path().join("watched");
+    let fresh = tmp.path().join("fresh");
+    let _watch = Running {
+        child: rag_index()
+            .args([
+                "watch",
+                docs.to_str().unwrap(),
+                "--index",
+                index.to_str().unwrap(),
+            ])
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap(),
+        base: String::new(),
+    };
+    assert_converges(&docs, &index, &fresh, Duration::from_secs(60));
+
+    // Switch the symlink atomically, as deploy tools do.
+    let next = tmp.path().join("docs.next");
+    std::os::unix::fs::symlink(&v2, &next).unwrap();
+    std::fs::rename(&next, &docs).unwrap();
+    assert_converges(&docs, &index, &fresh, Duration::from_secs(30));
+    // An edit inside the new release is an event again, not a wait for the reconcile.
+    let edited = v2.join(FILES[2]);
+    let mut text = std::fs::read_to_string(&edited).unwrap();
+    text.push_str(
+        "\n\n## Rollout note\n\nThe quarantined edge proxies drain within ninety seconds.\n",
+    );
+    std::fs::write(&edited, text).unwrap();
+    assert_converges(&docs, &index, &fresh, Duration::from_secs(30));
+
+    // Replace the symlink by a real folder moved into place.
+    std::fs::remove_file(&docs).unwrap();
+    std::fs::rename(&v3, &docs).unwrap();
+    assert_converges(&docs, &index, &fresh, Duration::from_secs(30));
+    std::fs::remove_file(docs.join(FILES[4])).unwrap();
+    std::fs::write(
+        docs.join("new.md"),
+        "# New\n\nA page written after the move.\n",
+    )
+    .unwrap();
+    assert_converges(&docs, &index, &fresh, Duration::from_secs(30));
+}

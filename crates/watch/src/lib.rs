@@ -36,6 +36,7 @@
 mod error;
 mod options;
 mod pending;
+mod root;
 mod status;
 mod status_file;
 mod watcher;

@@ -12,6 +12,7 @@ use rag_index_core::{Embedder, Error as CoreError, IndexConfig, RagIndex, SyncRe
 
 use crate::options::WatchOptions;
 use crate::pending::Pending;
+use crate::root::RootIdentity;
 use crate::status::{LastSync, StatusHandle, WatchStatus, unix_millis_now};
 use crate::{Result, WatchError};
 
@@ -168,7 +169,7 @@ impl Watcher {
     /// [`reconcile_every`](WatchOptions::reconcile_every). Returns an error only for failures
     /// retrying cannot fix (a changed model, the index inside the folder); others are logged,
     /// shown in the status and retried with backoff.
-    pub fn run(self) -> Result<()> {
+    pub fn run(mut self) -> Result<()> {
         let tx = self.tx.clone();
         // Access events are filtered in the kernel: every sync reads the files it indexes, and
         // those reads must not look like changes.
@@ -194,20 +195,20 @@ impl Watcher {
         let mut next_reconcile = started + self.options.reconcile_every;
         let mut failures = 0u32;
         let mut retry_at: Option<Instant> = None;
+        let mut watched = RootIdentity::of(&self.root);
+        let mut root_lost = false;
+        let mut next_root_check = started + self.options.root_check_every;
         loop {
             let now = Instant::now();
-            let due = match burst.first {
-                Some(first) => {
-                    let settled =
-                        (burst.last + self.options.quiet).min(first + self.options.max_delay);
-                    retry_at.map_or(settled, |r| settled.max(r))
-                }
-                None => next_reconcile,
-            };
-            // Blocks until an event or the deadline: an idle watcher uses no CPU.
-            match self.rx.recv_timeout(due.saturating_duration_since(now)) {
+            let due = self.sync_due(&burst, retry_at, next_reconcile);
+            // Blocks until an event or a deadline: an idle watcher wakes once per root check.
+            match self
+                .rx
+                .recv_timeout(due.min(next_root_check).saturating_duration_since(now))
+            {
                 Ok(Message::Stop) | Err(RecvTimeoutError::Disconnected) => return Ok(()),
                 Ok(Message::Event(event)) => {
+                    root_lost |= self.removes_root(&event);
                     if self.note(event, &mut pending) {
                         let now = Instant::now();
                         burst.first.get_or_insert(now);
@@ -217,6 +218,39 @@ impl Watcher {
                     continue;
                 }
                 Err(RecvTimeoutError::Timeout) => {}
+            }
+            let now = Instant::now();
+            if now >= next_root_check {
+                next_root_check = now + self.options.root_check_every;
+                if let Some(current) = RootIdentity::of(&self.root)
+                    && (root_lost || watched.as_ref() != Some(&current))
+                {
+                    if let Some(old) = &watched {
+                        // Gone with the old folder, usually; an error only says so.
+                        let _ = fs.unwatch(&old.canonical);
+                    }
+                    match fs.watch(&current.canonical, RecursiveMode::Recursive) {
+                        Ok(()) => {
+                            log::info!(
+                                "{} now names {}; watching it and syncing",
+                                self.root.display(),
+                                current.canonical.display()
+                            );
+                            self.canonical_root = current.canonical.clone();
+                            watched = Some(current);
+                            root_lost = false;
+                            pending.mark_all();
+                            burst.first.get_or_insert(now);
+                            burst.last = now;
+                            self.publish_pending(&pending);
+                        }
+                        // Tried again at the next check.
+                        Err(e) => log::warn!("cannot watch {}: {e}", current.canonical.display()),
+                    }
+                }
+            }
+            if Instant::now() < self.sync_due(&burst, retry_at, next_reconcile) {
+                continue;
             }
             if burst.first.is_none() {
                 log::debug!("periodic reconcile of {}", self.root.display());
@@ -260,6 +294,35 @@ impl Watcher {
                 }
             }
         }
+    }
+
+    /// When the next sync is due: once a burst has settled (or waited long enough), not before
+    /// a retry's backoff, else at the next periodic reconcile.
+    fn sync_due(
+        &self,
+        burst: &Burst,
+        retry_at: Option<Instant>,
+        next_reconcile: Instant,
+    ) -> Instant {
+        match burst.first {
+            Some(first) => {
+                let settled = (burst.last + self.options.quiet).min(first + self.options.max_delay);
+                retry_at.map_or(settled, |r| settled.max(r))
+            }
+            None => next_reconcile,
+        }
+    }
+
+    /// Whether the event says the watched root itself went away (deleted or moved): its watch
+    /// is then gone, even if a new folder reuses the inode number.
+    fn removes_root(&self, event: &notify::Result<notify::Event>) -> bool {
+        event.as_ref().is_ok_and(|e| {
+            matches!(
+                e.kind,
+                notify::EventKind::Remove(_)
+                    | notify::EventKind::Modify(notify::event::ModifyKind::Name(_))
+            ) && e.paths.iter().any(|p| p == &self.canonical_root)
+        })
     }
 
     fn notify_error(&self, source: notify::Error) -> WatchError {
