@@ -85,7 +85,12 @@ fn library(index: &str, file: &str, n: usize, mode: SearchMode) {
 fn embed(file: &str, n: usize) {
     let models = Path::new(env!("CARGO_MANIFEST_DIR")).join("models");
     let dir = rag_index_core::resolve_model_dir(None, &[models]).expect("model");
-    let embedder = Embedder::load(&dir, EmbedderConfig::default()).expect("model loads");
+    // The precision the CLI would use ($RAG_INDEX_PRECISION), to time int8 queries too.
+    let mut config = EmbedderConfig::default();
+    if let Ok(precision) = std::env::var("RAG_INDEX_PRECISION") {
+        config.precision = precision.parse().expect("precision");
+    }
+    let embedder = Embedder::load(&dir, config).expect("model loads");
     let qs = questions(file);
     for q in &qs {
         embedder.embed_query(q).expect("warm-up embedding");
@@ -101,7 +106,7 @@ fn embed(file: &str, n: usize) {
         latencies,
         0,
         started.elapsed(),
-        serde_json::json!({"via": "embed_query"}),
+        serde_json::json!({"via": "embed_query", "precision": embedder.config().precision.as_str()}),
     );
 }
 
