@@ -16,10 +16,10 @@ use std::panic::AssertUnwindSafe;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 
-use rag_index_core::Error as CoreError;
+use rag_index_core::{Error as CoreError, Precision};
 
 use commands::{eval::EvalArgs, query::QueryArgs, serve::ServeArgs};
 use setup::index_config;
@@ -62,6 +62,16 @@ struct Cli {
         env = "RAG_INDEX_COLLECTION"
     )]
     collection: Option<String>,
+    /// Arithmetic of the model's linear layers: `f32` (the vectors sentence-transformers gives)
+    /// or `int8` (faster, slightly different vectors). Part of the model fingerprint: an index
+    /// built in one is refused by the other until `sync --reindex`.
+    #[arg(
+        long,
+        global = true,
+        value_name = "f32|int8",
+        env = "RAG_INDEX_PRECISION"
+    )]
+    precision: Option<String>,
     #[command(subcommand)]
     command: Command,
 }
@@ -182,6 +192,15 @@ fn init_logging(verbose: u8) {
 fn run(cli: Cli) -> Result<ExitCode> {
     let model_dir = cli.model_dir.as_deref();
     setup::choose_store(cli.store.clone(), cli.collection.clone());
+    // Parsed here, not by clap, so an empty $RAG_INDEX_PRECISION means "unset".
+    let precision = cli
+        .precision
+        .as_deref()
+        .filter(|p| !p.is_empty())
+        .map(str::parse::<Precision>)
+        .transpose()
+        .context("invalid --precision")?;
+    setup::choose_precision(precision);
     match cli.command {
         Command::Sync(flags) => commands::sync::run(model_dir, flags.into_args(cli.verbose > 0)?),
         Command::Query(args) => commands::query::run(model_dir, args),

@@ -4,12 +4,12 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use anyhow::{Context, Result, bail};
-use rag_index_core::{Embedder, EmbedderConfig, IndexConfig, OpenMode, RagIndex, StoreLocation};
+use rag_index_core::{
+    Embedder, EmbedderConfig, IndexConfig, OpenMode, Precision, RagIndex, StoreLocation,
+};
 
 /// Environment variable naming the index for commands other than `sync`.
 pub const INDEX_ENV: &str = "RAG_INDEX_PATH";
-/// Environment variable choosing the embedder's arithmetic: `f32` (default) or `int8`.
-pub const PRECISION_ENV: &str = "RAG_INDEX_PRECISION";
 /// Name of the default index directory inside the synced folder.
 pub const DEFAULT_INDEX_DIR: &str = ".rag-index";
 
@@ -43,18 +43,23 @@ fn model_search_dirs() -> Vec<PathBuf> {
     dirs
 }
 
-/// Opens the model (lazily: weights and tokenizer load on first use), in the precision
-/// `$RAG_INDEX_PRECISION` names (f32 when unset). The precision is part of the fingerprint, so
-/// an index built in the other one is refused, never mixed.
+/// The `--precision` of this run (or `$RAG_INDEX_PRECISION`), set once at start.
+static PRECISION_CHOICE: OnceLock<Option<Precision>> = OnceLock::new();
+
+/// Records `--precision` for every model this run opens.
+pub fn choose_precision(precision: Option<Precision>) {
+    let _ = PRECISION_CHOICE.set(precision);
+}
+
+/// Opens the model (lazily: weights and tokenizer load on first use), in the `--precision`
+/// chosen (f32 by default). The precision is part of the fingerprint, so an index built in the
+/// other one is refused, never mixed.
 pub fn load_embedder(model_dir: Option<&Path>) -> Result<Arc<Embedder>> {
     let dir = rag_index_core::resolve_model_dir(model_dir, &model_search_dirs())?;
     log::info!("model: {}", dir.display());
     let mut config = EmbedderConfig::default();
-    if let Some(value) = std::env::var_os(PRECISION_ENV).filter(|v| !v.is_empty()) {
-        config.precision = value
-            .to_string_lossy()
-            .parse()
-            .with_context(|| format!("invalid ${PRECISION_ENV}"))?;
+    if let Some(precision) = PRECISION_CHOICE.get().copied().flatten() {
+        config.precision = precision;
     }
     let embedder = Embedder::open(&dir, config)
         .with_context(|| format!("cannot load the model from {}", dir.display()))?;

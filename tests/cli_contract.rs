@@ -607,6 +607,71 @@ fn changed_chunker_configuration_needs_reindex() {
 }
 
 #[test]
+fn precision_is_chosen_by_flag_or_environment_and_an_index_refuses_the_other() {
+    let work = tempfile::tempdir().unwrap();
+    let (docs, index) = small_index(work.path());
+    let (d, i) = (docs.to_str().unwrap(), index.to_str().unwrap());
+    let question = "which endpoint answers the health check";
+    run_expect(
+        &["sync", d, "--index", i, "--precision", "int8", "--json"],
+        0,
+    );
+
+    // An f32 query of the int8 index is refused, not answered with vectors of another space.
+    let out = run(&["query", question, "--index", i, "--json"]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("embedding model") && stderr.contains("precision=int8"),
+        "{stderr}"
+    );
+    // The same precision searches, from the flag or from $RAG_INDEX_PRECISION.
+    let by_flag = json_lines(&run_expect(
+        &[
+            "query",
+            question,
+            "--index",
+            i,
+            "--precision",
+            "int8",
+            "--json",
+        ],
+        0,
+    ));
+    assert!(!by_flag.is_empty());
+    let by_env = rag_index()
+        .env("RAG_INDEX_PRECISION", "int8")
+        .args(["query", question, "--index", i, "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        by_env.status.success(),
+        "{}",
+        String::from_utf8_lossy(&by_env.stderr)
+    );
+    assert_eq!(
+        json_lines(&String::from_utf8_lossy(&by_env.stdout)),
+        by_flag
+    );
+
+    // Syncing in f32 needs --reindex, which re-embeds everything; then f32 queries work.
+    let out = run(&["sync", d, "--index", i, "--json"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--reindex"));
+    let report: Value = serde_json::from_str(
+        run_expect(&["sync", d, "--index", i, "--reindex", "--json"], 0).trim(),
+    )
+    .unwrap();
+    assert_eq!(report["chunks"]["embedded"], report["chunks"]["total"]);
+    assert!(!json_lines(&run_expect(&["query", question, "--index", i, "--json"], 0)).is_empty());
+
+    // An unknown precision is a usage error naming the choices.
+    let out = run(&["query", question, "--index", i, "--precision", "fp16"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("int8"));
+}
+
+#[test]
 fn hostile_folder_contents_are_reported_and_the_rest_is_indexed() {
     let work = tempfile::tempdir().unwrap();
     let (docs, index) = small_index(work.path());

@@ -48,6 +48,7 @@ pub fn env_number(name: &str, default: u64) -> u64 {
 pub fn rag_index() -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_rag-index"));
     cmd.env_remove("RAG_INDEX_PATH");
+    cmd.env_remove("RAG_INDEX_PRECISION");
     cmd.env("RUST_LOG", "error");
     // With RUST_BACKTRACE set the binary prints caught panics too; users see the quiet default.
     cmd.env_remove("RUST_BACKTRACE");

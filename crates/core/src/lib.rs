@@ -77,7 +77,7 @@ pub use index_dir::{move_damaged_store_aside, write_index_file};
 pub use location::StoreLocation;
 pub use provenance::PROVENANCE_KEYS;
 pub use rag_chunker::{Chunk, Chunker, ChunkerConfig, Document, TokenCounter};
-pub use rag_embed::{Embedder, EmbedderConfig, ModelFingerprint, resolve_model_dir};
+pub use rag_embed::{Embedder, EmbedderConfig, ModelFingerprint, Precision, resolve_model_dir};
 pub use rag_store::Counts;
 pub use rag_vector_index::IndexParams;
 pub use request::{Expand, MAX_BUDGET, MAX_K, MAX_QUERY_BYTES, SearchMode, SearchRequest};
