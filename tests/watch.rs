@@ -99,6 +99,23 @@ fn dump_lines(index: &Path) -> Vec<Value> {
     lines
 }
 
+/// `rag-index watch DOCS --index INDEX`, killed when dropped.
+fn spawn_watch(docs: &Path, index: &Path) -> Running {
+    Running {
+        child: rag_index()
+            .args([
+                "watch",
+                docs.to_str().unwrap(),
+                "--index",
+                index.to_str().unwrap(),
+            ])
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap(),
+        base: String::new(),
+    }
+}
+
 /// Waits until the watched index equals a fresh index of `docs`; panics after `limit`.
 fn assert_converges(docs: &Path, watched: &Path, fresh: &Path, limit: Duration) {
     if fresh.exists() {
@@ -132,19 +149,7 @@ fn watch_converges_to_sync_after_bursts_of_changes() {
     copy_corpus_files(&docs, FILES);
     let index = tmp.path().join("watched");
     let fresh = tmp.path().join("fresh");
-    let mut watch = Running {
-        child: rag_index()
-            .args([
-                "watch",
-                docs.to_str().unwrap(),
-                "--index",
-                index.to_str().unwrap(),
-            ])
-            .stdout(Stdio::null())
-            .spawn()
-            .unwrap(),
-        base: String::new(),
-    };
+    let mut watch = spawn_watch(&docs, &index);
     assert_converges(&docs, &index, &fresh, Duration::from_secs(60));
 
     // While it runs, watch is the writer: a cron sync gets the "busy" exit code.
@@ -249,19 +254,7 @@ fn watch_follows_a_root_replaced_by_a_symlink_switch_or_a_new_folder() {
     std::os::unix::fs::symlink(&v1, &docs).unwrap();
     let index = tmp.path().join("watched");
     let fresh = tmp.path().join("fresh");
-    let _watch = Running {
-        child: rag_index()
-            .args([
-                "watch",
-                docs.to_str().unwrap(),
-                "--index",
-                index.to_str().unwrap(),
-            ])
-            .stdout(Stdio::null())
-            .spawn()
-            .unwrap(),
-        base: String::new(),
-    };
+    let _watch = spawn_watch(&docs, &index);
     assert_converges(&docs, &index, &fresh, Duration::from_secs(60));
 
     // Switch the symlink atomically, as deploy tools do.

@@ -294,18 +294,7 @@ fn dot(a: &[f32], b: &[f32]) -> f32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn values(seed: u64, len: usize) -> Vec<f32> {
-        let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-        (0..len)
-            .map(|_| {
-                state ^= state << 13;
-                state ^= state >> 7;
-                state ^= state << 17;
-                (state % 20_000) as f32 / 10_000.0 - 1.0
-            })
-            .collect()
-    }
+    use crate::test_values::values;
 
     #[test]
     fn equals_the_plain_product_for_every_row_count_and_partial_panels() {

@@ -362,19 +362,7 @@ fn avx2_tile<const M: usize>(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Deterministic pseudo-random values in [-1, 1).
-    fn values(seed: u64, len: usize) -> Vec<f32> {
-        let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-        (0..len)
-            .map(|_| {
-                state ^= state << 13;
-                state ^= state >> 7;
-                state ^= state << 17;
-                (state % 20_000) as f32 / 10_000.0 - 1.0
-            })
-            .collect()
-    }
+    use crate::test_values::values;
 
     #[test]
     fn dispatched_kernel_equals_scalar_and_exact_sums() {

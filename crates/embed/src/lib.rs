@@ -70,6 +70,8 @@ mod model;
 mod precision;
 mod qlinear;
 mod resolve;
+#[cfg(test)]
+mod test_values;
 mod weights_hash;
 
 use std::borrow::Cow;
