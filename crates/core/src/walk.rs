@@ -121,8 +121,7 @@ pub fn walk_with(
         // A docs folder that is not a git checkout still means its .gitignore.
         .require_git(false)
         .follow_links(true)
-        .add_custom_ignore_filename(RAGIGNORE)
-        .sort_by_file_path(|a, b| a.cmp(b));
+        .add_custom_ignore_filename(RAGIGNORE);
     let follow_all = options.follow_links;
     builder.filter_entry(move |entry| {
         if entry.path_is_symlink() && !follow_all {
@@ -187,12 +186,43 @@ pub fn walk_with(
             }
         }
     }
+    // Sorted once at the end, in path order, rather than by the walker: it sorts each folder
+    // by comparing paths component by component, a tenth of a no-op sync at 200,000 files.
+    files.sort_by_cached_key(|f| path_order_key(&f.rel));
+    problems.sort_by_cached_key(|p| path_order_key(&p.rel));
     (files, problems)
+}
+
+/// A key whose byte order is the component order of the relative path `rel`: the separator
+/// becomes the lowest byte, so `a/b` sorts before `a-b/c` as the paths do (`a` < `a-b`).
+fn path_order_key(rel: &str) -> Vec<u8> {
+    rel.bytes().map(|b| if b == b'/' { 0 } else { b }).collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn files_come_in_path_order() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        for rel in ["a-b/c.md", "a/b.md", "a/a/z.md", "a.md", "b.md", "A.md"] {
+            let path = root.join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, "text").unwrap();
+        }
+        let (files, problems) = walk(root, None);
+        assert!(problems.is_empty());
+        let rels: Vec<&str> = files.iter().map(|f| f.rel.as_str()).collect();
+        let mut by_path = rels.clone();
+        by_path.sort_by(|a, b| Path::new(a).cmp(Path::new(b)));
+        assert_eq!(rels, by_path);
+        assert_eq!(
+            rels,
+            ["A.md", "a/a/z.md", "a/b.md", "a-b/c.md", "a.md", "b.md"]
+        );
+    }
 
     #[test]
     fn respects_ignore_files_hidden_dirs_and_the_index() {
