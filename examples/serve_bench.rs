@@ -51,10 +51,23 @@ fn report(
     println!("{out}");
 }
 
-fn library(index: &str, file: &str, n: usize, mode: SearchMode) {
+/// The checkout's model, in the precision the CLI would use (`$RAG_INDEX_PRECISION`), so int8
+/// can be timed too.
+fn embedder() -> Embedder {
     let models = Path::new(env!("CARGO_MANIFEST_DIR")).join("models");
     let dir = rag_index_core::resolve_model_dir(None, &[models]).expect("model");
-    let embedder = Arc::new(Embedder::load(&dir, EmbedderConfig::default()).expect("model loads"));
+    let mut config = EmbedderConfig::default();
+    if let Some(precision) = std::env::var("RAG_INDEX_PRECISION")
+        .ok()
+        .filter(|p| !p.is_empty())
+    {
+        config.precision = precision.parse().expect("precision");
+    }
+    Embedder::load(&dir, config).expect("model loads")
+}
+
+fn library(index: &str, file: &str, n: usize, mode: SearchMode) {
+    let embedder = Arc::new(embedder());
     let index = RagIndex::open_read_only(index.as_ref(), embedder, IndexConfig::default())
         .expect("index opens");
     let qs = questions(file);
@@ -83,14 +96,7 @@ fn library(index: &str, file: &str, n: usize, mode: SearchMode) {
 
 /// Times the query embedding alone: the part of a search's latency the model takes.
 fn embed(file: &str, n: usize) {
-    let models = Path::new(env!("CARGO_MANIFEST_DIR")).join("models");
-    let dir = rag_index_core::resolve_model_dir(None, &[models]).expect("model");
-    // The precision the CLI would use ($RAG_INDEX_PRECISION), to time int8 queries too.
-    let mut config = EmbedderConfig::default();
-    if let Ok(precision) = std::env::var("RAG_INDEX_PRECISION") {
-        config.precision = precision.parse().expect("precision");
-    }
-    let embedder = Embedder::load(&dir, config).expect("model loads");
+    let embedder = embedder();
     let qs = questions(file);
     for q in &qs {
         embedder.embed_query(q).expect("warm-up embedding");

@@ -54,13 +54,23 @@ struct Layer {
     ln2: (Vec<f32>, Vec<f32>),
 }
 
-/// Which product a pass runs its f32 linear layers with.
+/// What a forward pass embeds, which decides its [`Kernels`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Pass {
-    /// The batch GEMM, whatever the batch: a document's vector is the same alone or batched.
+    /// Documents always take the batch kernels: a document's vector is the same alone or
+    /// batched.
     Documents,
-    /// One query: few rows take [`few_rows`], which streams the weights once.
+    /// One query, which takes [`few_rows`] when it is short.
     Query,
+}
+
+/// The kernels one forward pass runs, chosen once per pass from its [`Pass`] and size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kernels {
+    /// candle's GEMM and per-sequence attention.
+    Batch,
+    /// One short query: [`few_rows`] for the f32 products and the attention.
+    FewRows,
 }
 
 /// A linear layer's weight (without bias), in the precision the embedder runs.
@@ -76,11 +86,9 @@ enum Linear {
 
 impl Linear {
     /// `x` (tokens, in) times the weight: (tokens, out).
-    fn forward(&self, x: &Tensor, pass: Pass) -> Result<Tensor, EmbedError> {
+    fn forward(&self, x: &Tensor, kernels: Kernels) -> Result<Tensor, EmbedError> {
         match self {
-            Linear::F32 { weight, panels }
-                if pass == Pass::Query && x.dims2()?.0 <= few_rows::MAX_ROWS =>
-            {
+            Linear::F32 { weight, panels } if kernels == Kernels::FewRows => {
                 let rows = x.dims2()?.0;
                 let (inputs, outputs) = weight.dims2()?;
                 let panels = match panels.get() {
@@ -337,9 +345,13 @@ impl Bert {
             kernels::layer_norm(rows, &self.emb_ln.0, &self.emb_ln.1, self.eps)
         });
 
+        let kernels = match pass {
+            Pass::Query if spans.len() == 1 && total <= few_rows::MAX_ROWS => Kernels::FewRows,
+            _ => Kernels::Batch,
+        };
         let mut x = Tensor::from_vec(x, (total, h), &Device::Cpu)?;
         for layer in &self.layers {
-            x = self.layer_forward(layer, &x, &spans, pass)?;
+            x = self.layer_forward(layer, &x, &spans, kernels)?;
         }
 
         let pooling = self.pooling;
@@ -356,25 +368,25 @@ impl Bert {
         layer: &Layer,
         x: &Tensor,
         spans: &[(usize, usize)],
-        pass: Pass,
+        kernels: Kernels,
     ) -> Result<Tensor, EmbedError> {
         let (total, h) = x.dims2()?;
         let heads = self.heads;
         let d = h / heads;
 
-        let qkv = layer.qkv_w.forward(x, pass)?;
+        let qkv = layer.qkv_w.forward(x, kernels)?;
         qkv.inplace_op1(&Bias {
             bias: &layer.qkv_b,
             gelu: false,
         })?;
-        let context = if pass == Pass::Query && total <= few_rows::MAX_ROWS && spans.len() == 1 {
+        let context = if kernels == Kernels::FewRows {
             let context = with_f32(&qkv, |qkv| few_rows::attention(qkv, heads, d))?;
             Tensor::from_vec(context, (total, h), &Device::Cpu)?
         } else {
             batch_attention(&qkv, spans, heads, d)?
         };
 
-        let attn = layer.attn_out_w.forward(&context, pass)?;
+        let attn = layer.attn_out_w.forward(&context, kernels)?;
         attn.inplace_op2(
             x,
             &ResidualNorm {
@@ -384,12 +396,12 @@ impl Bert {
                 eps: self.eps,
             },
         )?;
-        let inter = layer.inter_w.forward(&attn, pass)?;
+        let inter = layer.inter_w.forward(&attn, kernels)?;
         inter.inplace_op1(&Bias {
             bias: &layer.inter_b,
             gelu: true,
         })?;
-        let out = layer.out_w.forward(&inter, pass)?;
+        let out = layer.out_w.forward(&inter, kernels)?;
         drop(inter);
         out.inplace_op2(
             &attn,
