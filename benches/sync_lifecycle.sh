@@ -6,13 +6,17 @@
 #   benches/sync_lifecycle.sh            # everything: Traefik workloads x 3 systems, then 100k files
 #   benches/sync_lifecycle.sh --quick    # rag-index only, no 100k-file run (a few minutes)
 #
-# Options: --quick | --no-langchain | --no-scale | --scale-files N (default 100000) |
+# Options: --quick | --no-langchain | --no-scale | --scale-only (no Traefik workloads) |
+#          --scale-files N[,N...] (default 100000; several sizes show how costs grow) |
+#          --edits N (one-file edits in a row at scale, default 3) | --bin PATH (that binary) |
 #          --no-build | --keep (keep the temp folder) | --json FILE (raw results, one per line) |
 #          --corpus DIR (another docs folder, for trying the script out)
 #
 # Workloads: full sync; no-op sync (rag-index: median of 5); append a paragraph to one file;
-# insert a paragraph at the top of the longest file; delete 10 files. Then a generated folder of
-# N small Markdown files: full sync, then no-op syncs with wall time and peak RSS.
+# insert a paragraph at the top of the longest file; delete 10 files. Then, per size, a generated
+# folder of N small Markdown files: full sync, no-op syncs, one-file edits in a row (each a
+# different file), a whole `query` process, with wall time and peak RSS, and where the index's
+# bytes go.
 # Prints a Markdown report on stdout; progress goes to stderr. Every figure carries the 1-minute
 # load average read just before it was measured (2 cores: > 2 means contention).
 #
@@ -25,18 +29,21 @@ root="$(cd "$here/.." && pwd)"
 corpus="$(cd "$root/../shared/corpora/traefik/docs" && pwd)"
 model="$root/models/all-MiniLM-L6-v2"
 
-langchain=1 scale=1 build=1 keep=0 scale_files=100000 json_out=""
+langchain=1 scale=1 traefik=1 build=1 keep=0 scale_files=100000 edits=3 json_out="" given_bin=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --quick) langchain=0 scale=0 ;;
         --no-langchain) langchain=0 ;;
         --no-scale) scale=0 ;;
+        --scale-only) traefik=0 langchain=0 ;;
         --scale-files) scale_files="$2"; shift ;;
+        --edits) edits="$2"; shift ;;
+        --bin) given_bin="$2"; build=0; shift ;;
         --no-build) build=0 ;;
         --keep) keep=1 ;;
         --json) json_out="$2"; shift ;;
         --corpus) corpus="$(cd "$2" && pwd)"; shift ;;
-        -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
         *) echo "unknown option: $1" >&2; exit 2 ;;
     esac
     shift
@@ -62,7 +69,7 @@ else
     trap 'rm -rf "$work"' EXIT
 fi
 # A private copy of the binary: the shared target dir may be rebuilt while this runs.
-cp "${CARGO_TARGET_DIR:-$root/target}/release/rag-index" "$work/rag-index"
+cp "${given_bin:-${CARGO_TARGET_DIR:-$root/target}/release/rag-index}" "$work/rag-index"
 bin="$work/rag-index"
 results="$work/results.jsonl"
 : >"$results"
@@ -169,6 +176,7 @@ certificate resolver named in the router takes precedence over the default certi
 
 # ---------------------------------------------------------------------------------------------
 log "work folder $work; $(find "$docs" -type f | wc -l) files; machine: $(nproc) cores"
+if [ "$traefik" = 1 ]; then
 
 all_sync full
 for run in 1 2 3 4 5; do rag_sync noop "$run"; done
@@ -220,17 +228,21 @@ verify_rc=0
 "$bin" --model-dir "$model" verify --index "$rag_index" >"$work/verify.txt" 2>&1 || verify_rc=$?
 record system='"rag-index-facts"' step='"verify"' exit="$verify_rc"
 log "rag-index verify exit $verify_rc"
+fi
 
 # ---------------------------------------------------------------------------------------------
 if [ "$scale" = 1 ]; then
-    big="$work/big"
-    log "generating $scale_files small Markdown files"
+# scale_run N : the generated-folder workloads at N files.
+scale_run() {
+    local files="$1"
+    big="$work/big-$files"
+    log "generating $files small Markdown files"
     # Each file: front matter with the section's document title and a unique id, then one
     # section (<= ~700 bytes) of a corpus file. Front matter other than the title is never
     # embedded, so files built from the same section share their chunks' vectors: the full sync
     # embeds each distinct section once, and every file's bytes still differ. mtimes are set a
     # day back, like a folder that has been sitting there.
-    python3 - "$corpus" "$big" "$scale_files" <<'EOF'
+    python3 - "$corpus" "$big" "$files" <<'EOF'
 import os, re, sys, time
 corpus, out, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
 sections = []
@@ -281,7 +293,7 @@ for i in range(n):
     os.utime(p, (old, old))
 print(f"{len(pool)} distinct sections, {n} files", file=sys.stderr)
 EOF
-    big_index="$work/big.idx"
+    big_index="$work/big-$files.idx"
     scale_sync() {
         local step="$1" run="$2" load t0 t1 rc=0
         load=$(load1)
@@ -294,25 +306,40 @@ EOF
             echo "error: rag-index sync of the generated folder failed (exit $rc)" >&2
             exit 1
         fi
-        local rss
+        local rss graphs
         rss=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$work/timev.txt")
-        record system='"rag-index"' step="\"$step\"" run="$run" load="$load" exit="$rc" \
-            wall_ms=$(((t1 - t0) / 1000000)) rss_kb="$rss" report="$(cat "$work/out.json")"
-        log "rag-index $step: $(cat "$work/out.json") wall $(((t1 - t0) / 1000000)) ms, peak RSS $rss KB"
+        # How the graph was saved: one directory is a full save, two a delta beside its base.
+        graphs=$(find "$big_index" -maxdepth 1 -name 'graph-*' -type d | wc -l)
+        record system='"rag-index"' step="\"$step\"" files="$files" run="$run" load="$load" exit="$rc" \
+            wall_ms=$(((t1 - t0) / 1000000)) rss_kb="$rss" graph_dirs="$graphs" report="$(cat "$work/out.json")"
+        log "rag-index $step at $files files: $(cat "$work/out.json") wall $(((t1 - t0) / 1000000)) ms, peak RSS $rss KB, $graphs graph dir(s)"
     }
     scale_sync scale-full 0
     for run in 1 2 3; do scale_sync scale-noop "$run"; done
-    # One edited file in the big index: what a cron run after a typo fix costs at this size.
-    printf '\nA paragraph added by the benchmark, run %s.\n' 1 >>"$big/d050/doc050123.md"
-    scale_sync scale-edit 1
+    # One edited file at a time in the big index: what a cron run after a typo fix costs at
+    # this size, several in a row (each a different file) so later edits on a delta count too.
+    local i
+    for i in $(seq 1 "$edits"); do
+        local target
+        target="$big/d$(printf '%03d' $(((files / 2 + i * 7919) % files / 1000)))/doc$(printf '%06d' $(((files / 2 + i * 7919) % files))).md"
+        printf '\nA paragraph added by the benchmark, edit %s.\n' "$i" >>"$target"
+        scale_sync scale-edit "$i"
+    done
+    local t0 t1
     t0=$(now_ns)
     /usr/bin/time -v -o "$work/timev.txt" "$bin" --model-dir "$model" query "how do I configure retries" \
         --index "$big_index" -k 5 --json >/dev/null 2>"$work/err.txt"
     t1=$(now_ns)
-    record system='"rag-index-facts"' step='"scale-query"' wall_ms=$(((t1 - t0) / 1000000)) \
+    record system='"rag-index-facts"' step='"scale-query"' files="$files" wall_ms=$(((t1 - t0) / 1000000)) \
         rss_kb="$(awk -F': ' '/Maximum resident set size/ {print $2}' "$work/timev.txt")" load="$(load1)"
-    record system='"rag-index-facts"' step='"scale-size"' files="$scale_files" \
-        index_bytes="$(du -sb "$big_index" | cut -f1)"
+    du_of() { du -sbc "$@" 2>/dev/null | tail -1 | cut -f1; }
+    record system='"rag-index-facts"' step='"scale-size"' files="$files" \
+        index_bytes="$(du_of "$big_index")" store_bytes="$(du_of "$big_index/index.redb")" \
+        graph_bytes="$(du_of "$big_index"/graph-*)" lexical_bytes="$(du_of "$big_index/lexical")"
+    # The folder and index of one size are not needed by the next.
+    [ "$keep" = 1 ] || rm -rf "$big" "$big_index"
+}
+for n in ${scale_files//,/ }; do scale_run "$n"; done
 fi
 
 [ -n "$json_out" ] && cp "$results" "$json_out"
@@ -371,14 +398,18 @@ steps = [("full", "Full sync"), ("noop", "No-op sync"),
          ("append", "Append a paragraph to one file"),
          ("insert-top", "Insert a paragraph at the top of the longest file"),
          ("delete-10", "Delete 10 files")]
-print(f"## Sync lifecycle: {runs('rag-index', 'full')[0]['report']['files']['added']} files of the Traefik docs\n")
-if with_lc:
+traefik = bool(runs("rag-index", "full"))
+if traefik:
+    print(f"## Sync lifecycle: {runs('rag-index', 'full')[0]['report']['files']['added']} files of the Traefik docs\n")
+if not traefik:
+    pass
+elif with_lc:
     print("| workload | rag-index | LangChain cleanup=full | LangChain cleanup=incremental |")
     print("|---|---|---|---|")
 else:
     print("| workload | rag-index |")
     print("|---|---|")
-for step, name in steps:
+for step, name in steps if traefik else []:
     cells = [rag_cell(step)]
     if with_lc:
         cells += [lc_cell("full", step), lc_cell("incremental", step)]
@@ -398,21 +429,41 @@ if f:
 f = facts("verify")
 if f:
     print(f"- `rag-index verify` after the sequence: exit {f['exit']}.")
-big = runs("rag-index", "scale-full")
-if big:
-    size = facts("scale-size")
-    print(f"\n## Scale: {size.get('files', 0):,} generated small Markdown files\n")
-    print("| run | wall | in sync | peak RSS | counts | load |")
-    print("|---|---|---|---|---|---|")
-    for r in big + runs("rag-index", "scale-noop") + runs("rag-index", "scale-edit"):
+sizes = sorted({r["files"] for r in rows if r["step"] == "scale-full"})
+def at(step, n):
+    return [r for r in rows if r["step"] == step and r.get("files") == n]
+for n in sizes:
+    size = next((r for r in at("scale-size", n) if r["system"] == "rag-index-facts"), {})
+    print(f"\n## Scale: {n:,} generated small Markdown files\n")
+    print("| run | wall | in sync | peak RSS | counts | graph saved as | load |")
+    print("|---|---|---|---|---|---|---|")
+    for r in at("scale-full", n) + at("scale-noop", n) + at("scale-edit", n):
         c, fl = r["report"]["chunks"], r["report"]["files"]
+        saved = {1: "full", 2: "delta + base"}.get(r.get("graph_dirs"), str(r.get("graph_dirs")))
         print(f"| {r['step']}{' #' + str(r['run']) if r['run'] else ''} | {dur(r['wall_ms'])} | "
               f"{dur(r['report']['elapsed_ms'])} | {r['rss_kb'] / 1024:.0f} MiB | "
               f"files +{fl['added']} ~{fl['modified']} ={fl['unchanged']}; chunks {c['embedded']:,} embedded, "
-              f"{c['reused']:,} reused, {c['total']:,} live | {r['load']} |")
-    q = facts("scale-query")
+              f"{c['reused']:,} reused, {c['total']:,} live | {saved} | {r['load']} |")
+    q = next(iter(at("scale-query", n)), None)
     if q:
         print(f"| query (one process: open, load graph, embed, search) | {dur(q['wall_ms'])} | – | "
-              f"{q['rss_kb'] / 1024:.0f} MiB | k=5 | {q['load']} |")
-    print(f"\nIndex size on disk: {size.get('index_bytes', 0) / 2**20:.0f} MiB.")
+              f"{q['rss_kb'] / 1024:.0f} MiB | k=5 | – | {q['load']} |")
+    live = at("scale-full", n)[0]["report"]["chunks"]["total"] or 1
+    parts = ", ".join(f"{name} {size.get(key, 0) / live:,.0f}" for name, key in
+                      [("store", "store_bytes"), ("graph", "graph_bytes"), ("lexical", "lexical_bytes")])
+    print(f"\nIndex size on disk: {size.get('index_bytes', 0) / 2**20:.0f} MiB, "
+          f"{size.get('index_bytes', 0) / live:,.0f} bytes per chunk ({parts}).")
+if len(sizes) > 1:
+    med = lambda xs: statistics.median(xs) if xs else 0
+    print("\n## How the costs grow\n")
+    print("| files | live chunks | full sync | no-op (median) | one-file edit (median) | edit peak RSS (max) | query process |")
+    print("|---|---|---|---|---|---|---|")
+    for n in sizes:
+        full = at("scale-full", n)[0]
+        noop = med([r["wall_ms"] for r in at("scale-noop", n)])
+        edit = at("scale-edit", n)
+        q = next(iter(at("scale-query", n)), {"wall_ms": 0})
+        print(f"| {n:,} | {full['report']['chunks']['total']:,} | {dur(full['wall_ms'])} | {dur(int(noop))} | "
+              f"{dur(int(med([r['wall_ms'] for r in edit])))} | "
+              f"{max((r['rss_kb'] for r in edit), default=0) / 1024:.0f} MiB | {dur(q['wall_ms'])} |")
 EOF

@@ -107,7 +107,18 @@ fn only_what_rag_index_created_is_ever_deleted() {
             n.starts_with("graph-") && !n.contains("-ab") && n != "graph-x" && !n.contains("-ff")
         })
         .collect();
-    assert_eq!(ours.len(), 1, "one saved graph of ours: {ours:?}");
+    // The current graph is a delta (the edits were small) and keeps its base; every older
+    // graph of ours is gone.
+    assert_eq!(ours.len(), 2, "the current graph and its base: {ours:?}");
+    let base_line = |dir: &str| {
+        std::fs::read_to_string(index.join(dir).join("MANIFEST"))
+            .unwrap()
+            .lines()
+            .find_map(|l| l.strip_prefix("base=").map(str::to_owned))
+    };
+    let bases: Vec<String> = ours.iter().filter_map(|d| base_line(d)).collect();
+    assert_eq!(bases.len(), 1, "{ours:?}");
+    assert!(ours.contains(&bases[0]), "{ours:?} {bases:?}");
     run_expect(&["verify", "--index", s(&index)], 0);
 }
 

@@ -59,6 +59,15 @@ fn random_words(rng: &mut fastrand::Rng, n: usize) -> String {
         .join(" ")
 }
 
+/// Number of saved graph directories in the index directory.
+fn graph_dirs(index: &Path) -> usize {
+    std::fs::read_dir(index)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("graph-"))
+        .count()
+}
+
 /// Relative paths of the documents in `docs`.
 fn documents(docs: &Path) -> Vec<String> {
     rag_index_core::walk::walk(docs, None)
@@ -186,23 +195,36 @@ fn random_edit_sequences_keep_the_index_equal_to_a_fresh_one() {
     let pool = pool();
     let sequences = env_number("RAG_PROPTEST_SEQUENCES", 12);
     let seed = env_number("RAG_PROPTEST_SEED", 0x5eed);
+    // Graph directory counts after commits, for default and folding sequences.
+    let mut saves_seen = [BTreeSet::new(), BTreeSet::new()];
     for sequence in 0..sequences {
         let mut rng = fastrand::Rng::with_seed(seed.wrapping_add(sequence));
         let (work, docs) = starting_folder(&mut rng, &pool);
-        let index = RagIndex::open(
-            &work.path().join("index"),
-            embedder(),
-            IndexConfig::default(),
-        )
-        .unwrap();
+        // Odd sequences fold the graph's pending points after more than two: their commits cross
+        // from deltas to full saves and back, where even ones (the defaults) write deltas.
+        let folds = sequence % 2 == 1;
+        let config = match folds {
+            true => IndexConfig::builder()
+                .vectors(rag_index_core::IndexParams {
+                    exact_below: 2,
+                    delta_ratio: 0.0,
+                    ..Default::default()
+                })
+                .build()
+                .unwrap(),
+            false => IndexConfig::default(),
+        };
+        let index = RagIndex::open(&work.path().join("index"), embedder(), config).unwrap();
         sync_in_process(&index, &docs);
         let mut history = Vec::new();
+        let mut graph_dirs_seen = BTreeSet::new();
         for step in 0..STEPS_PER_SEQUENCE {
             let changes = 1 + rng.usize(..3);
             for c in 0..changes {
                 history.push(mutate(&mut rng, &docs, &pool, step * 10 + c));
             }
             let report = sync_in_process(&index, &docs);
+            graph_dirs_seen.insert(graph_dirs(index.dir()));
             let live = live_state(&index);
             let keys: BTreeSet<_> = live.keys().cloned().collect();
             assert_eq!(
@@ -232,6 +254,12 @@ fn random_edit_sequences_keep_the_index_equal_to_a_fresh_one() {
             assert_eq!(noop.chunks.embedded, 0);
             assert_eq!(noop.chunks.deleted, 0);
         }
+        // A delta keeps its base beside it (2 graph directories), a full save stands alone (1).
+        assert!(
+            graph_dirs_seen.iter().all(|n| (1..=2).contains(n)),
+            "{graph_dirs_seen:?}"
+        );
+        saves_seen[usize::from(folds)].extend(graph_dirs_seen);
         // The incrementally maintained index equals a fresh one, vectors included.
         let fresh_dir = tempfile::tempdir().unwrap();
         let fresh = RagIndex::open(fresh_dir.path(), embedder(), IndexConfig::default()).unwrap();
@@ -268,6 +296,11 @@ fn random_edit_sequences_keep_the_index_equal_to_a_fresh_one() {
                 y.score
             );
         }
+    }
+    // Small edits were saved as deltas; the folding sequences also crossed to full saves.
+    if sequences >= 2 {
+        assert!(saves_seen[0].contains(&2), "no delta: {saves_seen:?}");
+        assert_eq!(saves_seen[1].len(), 2, "no fold and delta: {saves_seen:?}");
     }
 }
 

@@ -215,7 +215,9 @@ impl RagIndex {
             .old_meta
             .as_ref()
             .and_then(|m| m.graph.as_ref().filter(|g| g.generation == m.generation))
-            .filter(|_| !plan.reindex);
+            // Loaded deferred, the previous graph's vectors are not read again here: it is
+            // reused only when this sync's check of its files passed.
+            .filter(|_| !plan.reindex && cx.graph_current);
         let vectors = self.updated_graph(&write, previous, &deleted_points, &inserted, total)?;
         log::debug!("commit: graph updated at {:?}", phase.elapsed());
         self.commit_with_graph(write, meta, vectors, cx.cancel)?;
@@ -275,6 +277,9 @@ impl RagIndex {
 
     /// The graph for exactly the state in `write`: the previous one updated when it loads,
     /// rebuilt from stored vectors otherwise (it is derived data, never trusted blindly).
+    ///
+    /// The previous graph is loaded deferred: an edit deletes and inserts a few points and is
+    /// saved as a delta beside its base, so the base's vectors and links are never read.
     fn updated_graph(
         &self,
         write: &WriteBatch,
@@ -283,7 +288,7 @@ impl RagIndex {
         inserted: &[(u64, String)],
         live: usize,
     ) -> Result<VectorIndex> {
-        let loaded = previous.and_then(|g| self.load_graph(g, None));
+        let loaded = previous.and_then(|g| self.load_graph_deferred(g));
         let mut vectors = match loaded {
             Some(mut graph) => {
                 for point in deleted_points {
@@ -303,8 +308,11 @@ impl RagIndex {
             log::warn!("graph out of step with the store; rebuilding it");
             vectors = self.build_vectors(&write.chunks()?, |key| write.embedding(key))?;
         }
-        if vectors.needs_compaction() {
-            vectors.compact()?;
+        if vectors.needs_compaction()
+            && let Err(e) = vectors.compact()
+        {
+            log::warn!("graph cannot be compacted ({e}); rebuilding it");
+            vectors = self.build_vectors(&write.chunks()?, |key| write.embedding(key))?;
         }
         Ok(vectors)
     }
@@ -316,11 +324,15 @@ impl RagIndex {
         &self,
         mut write: WriteBatch,
         mut meta: IndexMeta,
-        vectors: VectorIndex,
+        mut vectors: VectorIndex,
         cancel: &AtomicBool,
     ) -> Result<()> {
         let graph_dir = index_dir::new_graph_dir_name(meta.generation);
-        vectors.save(&self.dir.join(&graph_dir))?;
+        let graph_path = self.dir.join(&graph_dir);
+        vectors.save_incremental(&graph_path)?;
+        // A delta needs its base: the one other graph directory the cleanup keeps.
+        let base = VectorIndex::saved_base(&graph_path)?
+            .and_then(|b| b.file_name().and_then(|n| n.to_str()).map(str::to_owned));
         meta.graph = Some(GraphPointer {
             dir: graph_dir.clone(),
             generation: meta.generation,
@@ -332,8 +344,20 @@ impl RagIndex {
             return Err(Error::Cancelled);
         }
         write.commit()?;
-        index_dir::remove_unreferenced_graphs(&self.dir, &graph_dir);
+        let keep: Vec<&str> = std::iter::once(graph_dir.as_str())
+            .chain(base.as_deref())
+            .collect();
+        index_dir::remove_unreferenced_graphs(&self.dir, &keep);
         let previous = self.searcher.read().expect("searcher lock").clone();
+        // A process that searches (watch, serve) reads the new state's vectors now, in the
+        // writer, rather than in its next query; one that only syncs never needs them.
+        if previous.is_some()
+            && let Err(e) = vectors.preload()
+        {
+            log::warn!("graph {graph_dir} cannot be read back ({e}); the next search reloads it");
+            *self.searcher.write().expect("searcher lock") = None;
+            return Ok(());
+        }
         let lexical = self.lexical_view(
             previous.as_deref().map(Searcher::lexical).as_ref(),
             Some(meta.generation),

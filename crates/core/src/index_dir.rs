@@ -88,16 +88,17 @@ pub(crate) fn check_usable(dir: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Removes graph directories other than `current` that rag-index wrote (old generations,
-/// leftovers of interrupted syncs). Anything else is left alone.
-pub(crate) fn remove_unreferenced_graphs(dir: &Path, current: &str) {
+/// Removes graph directories other than those in `keep` (the current one and the base it is a
+/// delta of) that rag-index wrote: old generations, leftovers of interrupted syncs. Anything
+/// else is left alone.
+pub(crate) fn remove_unreferenced_graphs(dir: &Path, keep: &[&str]) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
     for entry in entries.flatten() {
         let name = entry.file_name();
         let Some(name) = name.to_str() else { continue };
-        if name == current || !is_graph_dir_name(name) {
+        if keep.contains(&name) || !is_graph_dir_name(name) {
             continue;
         }
         match VectorIndex::remove_saved(&entry.path()) {
@@ -162,7 +163,7 @@ mod tests {
             check_usable(dir.path()),
             Err(Error::ForeignDirectory { .. })
         ));
-        remove_unreferenced_graphs(dir.path(), "graph-2-cd");
+        remove_unreferenced_graphs(dir.path(), &["graph-2-cd"]);
         assert!(foreign.join("notes.txt").is_file());
         assert!(dir.path().join("graph-x").is_dir());
         assert!(check_usable(&dir.path().join("missing")).is_ok());

@@ -196,7 +196,25 @@ impl RagIndex {
         pointer: &GraphPointer,
         expected: Option<usize>,
     ) -> Option<VectorIndex> {
-        match VectorIndex::load(&self.dir.join(&pointer.dir), self.config.vectors.clone()) {
+        let loaded = VectorIndex::load(&self.dir.join(&pointer.dir), self.config.vectors.clone());
+        self.checked_graph(pointer, loaded, expected)
+    }
+
+    /// Like [`load_graph`](Self::load_graph), leaving the vectors on disk until needed: what a
+    /// commit that updates the graph starts from.
+    pub(crate) fn load_graph_deferred(&self, pointer: &GraphPointer) -> Option<VectorIndex> {
+        let dir = self.dir.join(&pointer.dir);
+        let loaded = VectorIndex::load_deferred(&dir, self.config.vectors.clone());
+        self.checked_graph(pointer, loaded, None)
+    }
+
+    fn checked_graph(
+        &self,
+        pointer: &GraphPointer,
+        loaded: std::result::Result<VectorIndex, rag_vector_index::IndexError>,
+        expected: Option<usize>,
+    ) -> Option<VectorIndex> {
+        match loaded {
             Ok(vectors) if expected.is_none_or(|n| vectors.len() == n) => Some(vectors),
             Ok(vectors) => {
                 log::warn!(

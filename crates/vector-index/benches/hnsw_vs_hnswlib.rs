@@ -404,7 +404,7 @@ fn tombstones(dim: usize, data: &[Vec<f32>], queries: &[Vec<f32>]) {
     );
     println!("| deleted | query | recall@10 | after compact: query | recall@10 | compact wall |");
     println!("|---:|---:|---:|---:|---:|---:|");
-    let (index, _, _) = build(dim, params(), data);
+    let (mut index, _, _) = build(dim, params(), data);
     let tmp = tempfile::tempdir().unwrap();
     index.save(&tmp.path().join("base")).unwrap();
     drop(index);

@@ -62,10 +62,6 @@ impl Graph {
         self.hnsw.get_nb_point()
     }
 
-    pub(crate) fn insert(&self, v: &[f32], slot: usize) {
-        self.hnsw.insert_slice((v, slot));
-    }
-
     /// Bulk insert. Parallel unless `deterministic`: hnsw_rs's parallel insert races on
     /// neighbour lists, so only the serial order reproduces a graph exactly.
     pub(crate) fn insert_many(&mut self, items: &[(&[f32], usize)], deterministic: bool) {

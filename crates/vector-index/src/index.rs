@@ -10,7 +10,7 @@ use pulp::{Simd, WithSimd};
 use crate::dist::{arch, dot_with, normalized};
 use crate::graph::Graph;
 use crate::params::validate_dim;
-use crate::persist::GraphSource;
+use crate::persist::{GraphSource, SavedBase, SearchSource};
 use crate::table::VectorTable;
 use crate::walk::FlatGraph;
 use crate::{IndexError, IndexParams};
@@ -32,15 +32,28 @@ const FILTER_SAMPLE: usize = 512;
 pub struct VectorIndex {
     pub(crate) dim: usize,
     pub(crate) params: IndexParams,
-    /// Slot-major copy of every graph node's vector: the walk, the flat scan and compaction
-    /// read it contiguously instead of chasing hnsw_rs's per-point allocations.
-    pub(crate) vectors: VectorTable,
-    /// Caller id of each slot (a slot is the hnsw_rs `DataId` of a graph node).
+    /// Caller id of each slot (a slot below `nodes` is the hnsw_rs `DataId` of a graph node).
     pub(crate) ids: Vec<u64>,
     /// Tombstone flags by slot: `false` once deleted.
     pub(crate) live: Vec<bool>,
     /// Live ids only; a deleted id may come back under a new slot.
     pub(crate) slot_of: HashMap<u64, usize>,
+    /// Slots `0..nodes` are graph nodes. Slots from `nodes` on are pending: inserted into an
+    /// index backed by a saved base, searched by exact scan, and saved as a delta beside that
+    /// base until there are enough of them to fold into the graph. An edit then writes what it
+    /// changed, not the whole graph.
+    pub(crate) nodes: usize,
+    /// Slot-major copy of every graph node's vector: the walk, the flat scan and compaction
+    /// read it contiguously instead of chasing hnsw_rs's per-point allocations. An index
+    /// loaded deferred reads it (and the links) from `search_source` when first needed.
+    pub(crate) node_vectors: OnceLock<VectorTable>,
+    /// Where `node_vectors` and `flat` come from when not yet read.
+    pub(crate) search_source: Option<SearchSource>,
+    /// Slot-major vectors of the pending slots.
+    pub(crate) pending: VectorTable,
+    /// The saved full directory whose graph nodes these are, while they are unchanged: what a
+    /// delta refers to.
+    pub(crate) base: Option<SavedBase>,
     /// The hnsw_rs graph, which only inserts and `save` need. An index loaded for searching
     /// leaves it unset until then and reads it from `graph_source`.
     pub(crate) graph: OnceLock<Graph>,
@@ -104,18 +117,29 @@ fn sort_hits(hits: &mut [(u64, f32)]) {
 impl VectorIndex {
     /// An empty index for `dim`-dimensional vectors.
     pub fn new(dim: usize, params: IndexParams) -> Result<VectorIndex, IndexError> {
+        VectorIndex::with_capacity(dim, params, 0)
+    }
+
+    fn with_capacity(
+        dim: usize,
+        params: IndexParams,
+        capacity: usize,
+    ) -> Result<VectorIndex, IndexError> {
         validate_dim(dim)?;
         params.validate()?;
-        let graph = OnceLock::from(Graph::new(&params, 1024));
         Ok(VectorIndex {
+            graph: OnceLock::from(Graph::new(&params, capacity.max(1024))),
+            graph_source: None,
             dim,
             params,
-            vectors: VectorTable::new(),
-            ids: Vec::new(),
-            live: Vec::new(),
-            slot_of: HashMap::new(),
-            graph,
-            graph_source: None,
+            ids: Vec::with_capacity(capacity),
+            live: Vec::with_capacity(capacity),
+            slot_of: HashMap::with_capacity(capacity),
+            nodes: 0,
+            node_vectors: OnceLock::from(VectorTable::with_capacity(capacity * dim)),
+            search_source: None,
+            pending: VectorTable::new(),
+            base: None,
             flat: OnceLock::new(),
         })
     }
@@ -128,39 +152,23 @@ impl VectorIndex {
         params: IndexParams,
         items: Vec<(u64, Vec<f32>)>,
     ) -> Result<VectorIndex, IndexError> {
-        validate_dim(dim)?;
-        params.validate()?;
-        let mut index = VectorIndex {
-            graph: OnceLock::from(Graph::new(&params, items.len())),
-            graph_source: None,
-            dim,
-            params,
-            vectors: VectorTable::with_capacity(items.len() * dim),
-            ids: Vec::with_capacity(items.len()),
-            live: Vec::with_capacity(items.len()),
-            slot_of: HashMap::with_capacity(items.len()),
-            flat: OnceLock::new(),
-        };
+        let mut index = VectorIndex::with_capacity(dim, params, items.len())?;
         index.insert_many(items)?;
         Ok(index)
     }
 
     /// Adds `vector` under `id`. The vector is normalised if it is not already (within 1e-5).
+    ///
+    /// In an index that was loaded or saved, the vector is pending: searched exactly and saved
+    /// by [`save_incremental`](Self::save_incremental) as a delta, until enough are pending to
+    /// fold them into the graph. Otherwise it goes straight into the graph.
     pub fn insert(&mut self, id: u64, vector: &[f32]) -> Result<(), IndexError> {
-        let v = self.prepare(Some(id), vector)?;
-        if self.slot_of.contains_key(&id) {
-            return Err(IndexError::DuplicateId(id));
-        }
-        let graph = self.take_graph();
-        let slot = self.push_slot(id, &v);
-        graph.insert(&v, slot);
-        self.graph = OnceLock::from(graph);
-        self.flat = OnceLock::new();
-        Ok(())
+        self.insert_many(vec![(id, vector.to_vec())])
     }
 
-    /// Inserts many items at once (in parallel, like [`build`](Self::build)). All-or-nothing:
-    /// every item is validated before any is inserted.
+    /// Inserts many items at once (into the graph in parallel, like [`build`](Self::build),
+    /// or as pending vectors, like [`insert`](Self::insert)). All-or-nothing: every item is
+    /// validated before any is inserted.
     pub fn insert_many(&mut self, items: Vec<(u64, Vec<f32>)>) -> Result<(), IndexError> {
         let mut prepared = Vec::with_capacity(items.len());
         let mut seen = std::collections::HashSet::with_capacity(items.len());
@@ -172,18 +180,33 @@ impl VectorIndex {
             prepared.push((*id, v));
         }
         drop(items);
-        let mut graph = self.take_graph();
-        let first = self.ids.len();
-        self.vectors.reserve(prepared.len() * self.dim);
-        for (id, v) in &prepared {
-            self.push_slot(*id, v);
+        if self.base.is_some() {
+            self.pending.reserve(prepared.len() * self.dim);
+            for (id, v) in &prepared {
+                self.pending.extend_from_slice(v);
+                self.push_slot(*id);
+            }
+            return Ok(());
+        }
+        debug_assert_eq!(self.nodes, self.ids.len(), "pending slots without a base");
+        let mut graph = self.take_graph()?;
+        let first = self.nodes;
+        let floats = prepared.len() * self.dim;
+        let table = self.node_table_mut()?;
+        table.reserve(floats);
+        for (_, v) in &prepared {
+            table.extend_from_slice(v);
+        }
+        for (id, _) in &prepared {
+            self.push_slot(*id);
         }
         drop(prepared);
+        self.nodes = self.ids.len();
         insert_slots(
             &mut graph,
-            &self.vectors,
+            self.node_table()?,
             self.dim,
-            first..self.ids.len(),
+            first..self.nodes,
             &self.params,
         );
         self.graph = OnceLock::from(graph);
@@ -218,9 +241,16 @@ impl VectorIndex {
         self.slot_of.is_empty()
     }
 
-    /// Number of deleted vectors still in the graph.
+    /// Number of deleted vectors still in the graph (or among the pending ones).
     pub fn tombstones(&self) -> usize {
         self.ids.len() - self.slot_of.len()
+    }
+
+    /// Number of live vectors not yet in the graph: searched exactly, saved as a delta.
+    pub fn pending(&self) -> usize {
+        (self.nodes..self.ids.len())
+            .filter(|&slot| self.live[slot])
+            .count()
     }
 
     /// Vector dimension.
@@ -236,7 +266,8 @@ impl VectorIndex {
     /// Top `k` live vectors by cosine similarity (= dot product), best first, as
     /// `(id, score)`. Brute force below `exact_below` live vectors or when `filter` passes
     /// fewer than ~3,000 of them (estimated from a sample); otherwise the HNSW graph, with deletions and `filter` applied
-    /// inside the walk (rejected nodes are traversed, never returned). Returns `k` results
+    /// inside the walk (rejected nodes are traversed, never returned), merged with an exact scan
+    /// of the pending vectors. Returns `k` results
     /// whenever `k` allowed live vectors exist: a walk that comes back short (a graph region
     /// cut off by the filter) is completed by an exact scan.
     pub fn search(
@@ -250,14 +281,14 @@ impl VectorIndex {
             return Ok(Vec::new());
         }
         if self.len() < self.params.exact_below {
-            return Ok(self.scan(&q, k, filter));
+            return self.scan(&q, k, filter);
         }
         if let Some(f) = filter
             && self.estimate_pass_fraction(f) * (self.len() as f64) < FLAT_FILTER_ALLOWED
         {
-            return Ok(self.scan(&q, k, filter));
+            return self.scan(&q, k, filter);
         }
-        let hits = self.graph_search(&q, k, self.params.ef_search.max(k), filter);
+        let hits = self.graph_search(&q, k, self.params.ef_search.max(k), filter)?;
         let complete = match filter {
             None => hits.len() == k.min(self.len()),
             Some(_) => hits.len() == k,
@@ -269,7 +300,7 @@ impl VectorIndex {
                 "graph walk returned {} of {k}; completing by exact scan",
                 hits.len()
             );
-            Ok(self.scan(&q, k, filter))
+            self.scan(&q, k, filter)
         }
     }
 
@@ -285,11 +316,12 @@ impl VectorIndex {
         if k == 0 {
             return Ok(Vec::new());
         }
-        Ok(self.scan(&q, k, filter))
+        self.scan(&q, k, filter)
     }
 
     /// Graph search only, at an explicit `ef`, no exact fallback: for benchmarks and recall
-    /// measurements. Deletions and `filter` still apply inside the walk.
+    /// measurements. Deletions and `filter` still apply inside the walk; pending vectors are
+    /// still scanned.
     pub fn search_graph(
         &self,
         query: &[f32],
@@ -301,7 +333,7 @@ impl VectorIndex {
         if k == 0 || self.is_empty() {
             return Ok(Vec::new());
         }
-        Ok(self.graph_search(&q, k, ef.max(k), filter))
+        self.graph_search(&q, k, ef.max(k), filter)
     }
 
     /// Whether tombstones exceed `compact_ratio` of the graph's nodes.
@@ -316,10 +348,11 @@ impl VectorIndex {
         let n = self.len();
         let mut vectors = VectorTable::with_capacity(n * dim);
         let mut ids = Vec::with_capacity(n);
+        let nodes = self.node_table()?;
         for (slot, &id) in self.ids.iter().enumerate() {
             if self.live[slot] {
                 ids.push(id);
-                vectors.extend_from_slice(&self.vectors[slot * dim..(slot + 1) * dim]);
+                vectors.extend_from_slice(self.vector_in(nodes, slot));
             }
         }
         let mut graph = Graph::new(&self.params, n);
@@ -331,7 +364,11 @@ impl VectorIndex {
             .collect();
         self.live = vec![true; n];
         self.ids = ids;
-        self.vectors = vectors;
+        self.nodes = n;
+        self.node_vectors = OnceLock::from(vectors);
+        self.search_source = None;
+        self.pending = VectorTable::new();
+        self.base = None;
         self.graph = OnceLock::from(graph);
         self.graph_source = None;
         self.flat = OnceLock::new();
@@ -350,18 +387,93 @@ impl VectorIndex {
         }
     }
 
-    /// Writes the index into `dir` (created if missing; must be empty): the hnsw_rs graph dump,
-    /// the slot table, the search structures (links and vectors), and last a checksummed
-    /// manifest. Files and directory are fsynced before this returns. Nothing is ever
-    /// overwritten: the caller switches to `dir` atomically.
-    pub fn save(&self, dir: &Path) -> Result<(), IndexError> {
-        crate::persist::save(self, dir)
+    /// Inserts the pending vectors into the graph (dropping deleted ones), so the index no
+    /// longer depends on the base it was loaded from.
+    pub fn fold(&mut self) -> Result<(), IndexError> {
+        if self.nodes == self.ids.len() {
+            self.base = None;
+            return Ok(());
+        }
+        let mut graph = self.take_graph()?;
+        let first = self.nodes;
+        let pending = std::mem::replace(&mut self.pending, VectorTable::new());
+        let pending_ids = self.ids.split_off(first);
+        let pending_live = self.live.split_off(first);
+        let dim = self.dim;
+        let table = self.node_table_mut()?;
+        let mut kept = Vec::new();
+        for ((id, live), v) in pending_ids
+            .into_iter()
+            .zip(pending_live)
+            .zip(pending.chunks_exact(dim))
+        {
+            if live {
+                table.extend_from_slice(v);
+                kept.push(id);
+            }
+        }
+        for id in kept {
+            self.push_slot(id);
+        }
+        self.nodes = self.ids.len();
+        insert_slots(
+            &mut graph,
+            self.node_table()?,
+            dim,
+            first..self.nodes,
+            &self.params,
+        );
+        self.graph = OnceLock::from(graph);
+        self.flat = OnceLock::new();
+        self.base = None;
+        Ok(())
+    }
+
+    /// Most pending vectors [`save_incremental`](Self::save_incremental) writes as a delta
+    /// before it folds them into the graph: `delta_ratio` of the graph's nodes, and never
+    /// fewer than `exact_below` (scanning that many costs what a small exact index does).
+    pub fn delta_limit(&self) -> usize {
+        ((self.nodes as f64 * self.params.delta_ratio as f64) as usize).max(self.params.exact_below)
+    }
+
+    /// Writes the whole index into `dir` (created if missing; must be empty): the hnsw_rs
+    /// graph dump, the slot table, the search structures (links and vectors), and last a
+    /// checksummed manifest. Pending vectors are folded into the graph first. Files and
+    /// directory are fsynced before this returns. Nothing is ever overwritten: the caller
+    /// switches to `dir` atomically.
+    pub fn save(&mut self, dir: &Path) -> Result<(), IndexError> {
+        self.fold()?;
+        let base = crate::persist::save(self, dir)?;
+        self.base = Some(base);
+        Ok(())
+    }
+
+    /// Like [`save`](Self::save), but when the index was loaded from (or last saved to) a full
+    /// directory beside `dir`, and at most [`delta_limit`](Self::delta_limit) vectors are
+    /// pending, writes only a delta: the deletions since that base and the pending vectors.
+    /// The cost is then that of the change, not of the index; `dir` needs its base directory
+    /// ([`saved_base`](Self::saved_base)) to stay in place.
+    pub fn save_incremental(&mut self, dir: &Path) -> Result<(), IndexError> {
+        if let Some(base) = &self.base
+            && base.is_sibling_of(dir)
+            && self.pending() <= self.delta_limit()
+            && crate::delta::save(self, base, dir)?
+        {
+            return Ok(());
+        }
+        self.save(dir)
+    }
+
+    /// The full directory a saved `dir` depends on: `Some` for a delta, `None` for a full save.
+    pub fn saved_base(dir: &Path) -> Result<Option<std::path::PathBuf>, IndexError> {
+        crate::delta::saved_base(dir)
     }
 
     /// Checks, without loading, that `dir` holds a complete save whose search files match
     /// their manifest (sizes and BLAKE3 hashes): what [`load`](Self::load) needs to succeed.
+    /// A delta is checked together with its base.
     pub fn check_saved(dir: &Path) -> Result<(), IndexError> {
-        crate::persist::check_saved(dir)
+        crate::delta::check_saved(dir)
     }
 
     /// Removes a directory written by [`save`](Self::save) (also an interrupted one), file by
@@ -370,19 +482,65 @@ impl VectorIndex {
         crate::persist::remove_saved(dir)
     }
 
-    /// Loads what [`save`](Self::save) wrote, verifying the files it reads against the
-    /// manifest's sizes and BLAKE3 hashes first; a missing, truncated or corrupt file set is an
-    /// error (rebuild from the stored vectors then). `params` supplies the search settings; the
-    /// graph keeps the `M`/`ef_construction` it was built with until the next compaction.
+    /// Loads what [`save`](Self::save) or [`save_incremental`](Self::save_incremental) wrote,
+    /// verifying the files it reads against the manifest's sizes and BLAKE3 hashes first; a
+    /// missing, truncated or corrupt file set is an error (rebuild from the stored vectors
+    /// then). `params` supplies the search settings; the graph keeps the `M`/`ef_construction`
+    /// it was built with until the next compaction.
     ///
-    /// Only the slot table and the search structures are read, so the index is ready to search
-    /// in about the time it takes to read its vectors. The hnsw_rs graph is verified and parsed
-    /// from `dir` when an insert or `save` first needs it, so `dir` must stay in place until
-    /// then; if it is gone or damaged by then, the graph is rebuilt from the vectors (logged as
-    /// a warning). Directories saved before the search structures existed load as before, from
-    /// the hnsw_rs dump.
+    /// Only the slot table, the delta and the search structures are read, so the index is
+    /// ready to search in about the time it takes to read its vectors. The hnsw_rs graph is
+    /// verified and parsed when an insert or `save` first needs it, so the directories must
+    /// stay in place until then; if it is gone or damaged by then, the graph is rebuilt from
+    /// the vectors (logged as a warning). Directories saved before the search structures
+    /// existed load as before, from the hnsw_rs dump.
     pub fn load(dir: &Path, params: IndexParams) -> Result<VectorIndex, IndexError> {
-        crate::persist::load(dir, params)
+        let index = crate::delta::load(dir, params)?;
+        index.node_table()?;
+        Ok(index)
+    }
+
+    /// Like [`load`](Self::load), but leaves the graph nodes' vectors and links on disk until
+    /// a search, fold, compaction or full save needs them (a failing check is then that call's
+    /// error). What an update that deletes and inserts a few vectors and saves a delta needs:
+    /// the slot table, not the vectors.
+    pub fn load_deferred(dir: &Path, params: IndexParams) -> Result<VectorIndex, IndexError> {
+        crate::delta::load(dir, params)
+    }
+
+    /// Reads what a deferred load left on disk, so later searches do not pay for it.
+    pub fn preload(&self) -> Result<(), IndexError> {
+        self.flat().map(|_| ())
+    }
+
+    /// The graph nodes' vectors, read from the saved directory on first use.
+    pub(crate) fn node_table(&self) -> Result<&VectorTable, IndexError> {
+        if let Some(table) = self.node_vectors.get() {
+            return Ok(table);
+        }
+        let Some(source) = &self.search_source else {
+            return Ok(self.node_vectors.get_or_init(VectorTable::new));
+        };
+        let (table, flat) = source.read(self.dim, self.nodes)?;
+        let _ = self.flat.set(flat);
+        Ok(self.node_vectors.get_or_init(|| table))
+    }
+
+    fn node_table_mut(&mut self) -> Result<&mut VectorTable, IndexError> {
+        self.node_table()?;
+        Ok(self
+            .node_vectors
+            .get_mut()
+            .expect("node table read just above"))
+    }
+
+    /// The vector of `slot`, from the node table or the pending ones.
+    fn vector_in<'a>(&'a self, nodes: &'a VectorTable, slot: usize) -> &'a [f32] {
+        let dim = self.dim;
+        match slot.checked_sub(self.nodes) {
+            None => &nodes[slot * dim..(slot + 1) * dim],
+            Some(p) => &self.pending[p * dim..(p + 1) * dim],
+        }
     }
 
     /// The hnsw_rs graph, loaded (and verified) from the saved directory on first use.
@@ -390,40 +548,49 @@ impl VectorIndex {
     /// A dump that is missing, damaged or disagrees with the verified vector table is derived
     /// data like any graph: it is logged and the graph is rebuilt from the table, so an index
     /// that loaded for searching can always be updated and saved.
-    pub(crate) fn graph(&self) -> &Graph {
-        self.graph.get_or_init(|| self.restore_graph())
+    pub(crate) fn graph(&self) -> Result<&Graph, IndexError> {
+        if let Some(graph) = self.graph.get() {
+            return Ok(graph);
+        }
+        let graph = self.restore_graph()?;
+        Ok(self.graph.get_or_init(|| graph))
     }
 
     /// The graph, moved out for mutation; the caller puts it back.
-    fn take_graph(&mut self) -> Graph {
+    fn take_graph(&mut self) -> Result<Graph, IndexError> {
         match self.graph.take() {
-            Some(graph) => graph,
+            Some(graph) => Ok(graph),
             None => self.restore_graph(),
         }
     }
 
-    fn restore_graph(&self) -> Graph {
-        let n = self.ids.len();
+    fn restore_graph(&self) -> Result<Graph, IndexError> {
+        let n = self.nodes;
+        let table = self.node_table()?;
         if let Some(source) = &self.graph_source {
-            match source.load(self.dim, &self.vectors, n) {
-                Ok(graph) => return graph,
+            match source.load(self.dim, table, n) {
+                Ok(graph) => return Ok(graph),
                 Err(e) => log::warn!("{e}; rebuilding the graph from the saved vectors"),
             }
         }
         let mut graph = Graph::new(&self.params, n);
-        insert_slots(&mut graph, &self.vectors, self.dim, 0..n, &self.params);
-        graph
+        insert_slots(&mut graph, table, self.dim, 0..n, &self.params);
+        Ok(graph)
     }
 
     /// The links searches walk, copied out of the graph after it changed.
-    pub(crate) fn flat(&self) -> &FlatGraph {
-        self.flat
-            .get_or_init(|| self.graph().flatten(self.ids.len()))
+    pub(crate) fn flat(&self) -> Result<&FlatGraph, IndexError> {
+        self.node_table()?;
+        if let Some(flat) = self.flat.get() {
+            return Ok(flat);
+        }
+        let flat = self.graph()?.flatten(self.nodes);
+        Ok(self.flat.get_or_init(|| flat))
     }
 
-    pub(crate) fn push_slot(&mut self, id: u64, v: &[f32]) -> usize {
+    /// Appends a live slot for `id`; its vector is already in the node or pending table.
+    pub(crate) fn push_slot(&mut self, id: u64) -> usize {
         let slot = self.ids.len();
-        self.vectors.extend_from_slice(v);
         self.ids.push(id);
         self.live.push(true);
         self.slot_of.insert(id, slot);
@@ -449,58 +616,89 @@ impl VectorIndex {
         k: usize,
         ef: usize,
         filter: Option<IdFilter<'_>>,
-    ) -> Vec<(u64, f32)> {
+    ) -> Result<Vec<(u64, f32)>, IndexError> {
         let allowed = |slot: usize| {
-            slot < self.ids.len() && self.live[slot] && filter.is_none_or(|f| f(self.ids[slot]))
+            slot < self.nodes && self.live[slot] && filter.is_none_or(|f| f(self.ids[slot]))
         };
-        let flat = self.flat();
+        let flat = self.flat()?;
         let mut hits: Vec<(u64, f32)> = flat
-            .search(&self.vectors, self.dim, q, ef, &allowed)
+            .search(self.node_table()?, self.dim, q, ef, &allowed)
             .into_iter()
             .map(|(slot, score)| (self.ids[slot], score))
             .collect();
+        if self.nodes < self.ids.len() {
+            hits.extend(self.scan_slots(q, k, filter, self.nodes..self.ids.len())?);
+        }
         // Slot order broke ties inside the walk; break them by id like the exact scan does.
         sort_hits(&mut hits);
         hits.truncate(k);
-        hits
+        Ok(hits)
     }
 
-    fn scan(&self, q: &[f32], k: usize, filter: Option<IdFilter<'_>>) -> Vec<(u64, f32)> {
+    fn scan(
+        &self,
+        q: &[f32],
+        k: usize,
+        filter: Option<IdFilter<'_>>,
+    ) -> Result<Vec<(u64, f32)>, IndexError> {
+        self.scan_slots(q, k, filter, 0..self.ids.len())
+    }
+
+    /// Exact top `k` among `slots`.
+    fn scan_slots(
+        &self,
+        q: &[f32],
+        k: usize,
+        filter: Option<IdFilter<'_>>,
+        slots: std::ops::Range<usize>,
+    ) -> Result<Vec<(u64, f32)>, IndexError> {
         struct Scan<'a> {
             index: &'a VectorIndex,
+            nodes: &'a VectorTable,
             q: &'a [f32],
             k: usize,
             filter: Option<IdFilter<'a>>,
+            slots: std::ops::Range<usize>,
         }
         impl WithSimd for Scan<'_> {
             type Output = Vec<(u64, f32)>;
             // Inlined into pulp's target-feature function, so `dot_with` compiles to AVX2/AVX-512.
             #[inline(always)]
             fn with_simd<S: Simd>(self, simd: S) -> Self::Output {
-                self.index.scan_with(simd, self.q, self.k, self.filter)
+                self.index
+                    .scan_with(simd, self.nodes, self.q, self.k, self.filter, self.slots)
             }
         }
-        arch().dispatch(Scan {
+        let nodes = if slots.start < self.nodes {
+            self.node_table()?
+        } else {
+            &VectorTable::new()
+        };
+        Ok(arch().dispatch(Scan {
             index: self,
+            nodes,
             q,
             k,
             filter,
-        })
+            slots,
+        }))
     }
 
     #[inline(always)]
     fn scan_with<S: Simd>(
         &self,
         simd: S,
+        nodes: &VectorTable,
         q: &[f32],
         k: usize,
         filter: Option<IdFilter<'_>>,
+        slots: std::ops::Range<usize>,
     ) -> Vec<(u64, f32)> {
         let mut heap: BinaryHeap<Worst> = BinaryHeap::with_capacity(k + 1);
-        let rows = self.vectors.chunks_exact(self.dim);
-        for ((&id, &live), v) in self.ids.iter().zip(&self.live).zip(rows) {
-            if !live || !filter.is_none_or(|f| f(id)) {
-                continue;
+        let dim = self.dim;
+        let mut consider = |id: u64, v: &[f32]| {
+            if !filter.is_none_or(|f| f(id)) {
+                return;
             }
             let cand = Worst {
                 score: dot_with(simd, q, v),
@@ -512,6 +710,25 @@ impl VectorIndex {
                 && cand < *worst
             {
                 *worst = cand;
+            }
+        };
+        // Node slots come first, then pending ones, each from its own table.
+        let split = slots.end.min(self.nodes).max(slots.start);
+        if slots.start < split {
+            let rows = nodes[slots.start * dim..split * dim].chunks_exact(dim);
+            for (slot, v) in (slots.start..split).zip(rows) {
+                if self.live[slot] {
+                    consider(self.ids[slot], v);
+                }
+            }
+        }
+        if split < slots.end {
+            let rows = self.pending[(split - self.nodes) * dim..(slots.end - self.nodes) * dim]
+                .chunks_exact(dim);
+            for (slot, v) in (split..slots.end).zip(rows) {
+                if self.live[slot] {
+                    consider(self.ids[slot], v);
+                }
             }
         }
         let mut hits: Vec<(u64, f32)> = heap.into_iter().map(|c| (c.id, c.score)).collect();

@@ -17,6 +17,10 @@ pub struct IndexParams {
     /// Fraction of tombstones among all graph nodes above which
     /// [`needs_compaction`](crate::VectorIndex::needs_compaction) says the graph should be rebuilt.
     pub compact_ratio: f32,
+    /// Pending vectors a [`save_incremental`](crate::VectorIndex::save_incremental) may write
+    /// as a delta, as a fraction of the graph's nodes (at least `exact_below`); beyond that
+    /// they are folded into the graph and the whole index is saved.
+    pub delta_ratio: f32,
     /// `Some(_)` makes builds deterministic: points are then inserted one at a time in a fixed
     /// order. hnsw_rs seeds its level generator with a constant of its own, so the value itself
     /// cannot change the graph; `None` inserts in parallel (faster, not reproducible).
@@ -31,6 +35,7 @@ impl Default for IndexParams {
             ef_search: 64,
             exact_below: 2_000,
             compact_ratio: 0.25,
+            delta_ratio: 0.02,
             seed: None,
         }
     }
@@ -69,6 +74,12 @@ impl IndexParams {
             return bad(format!(
                 "compact_ratio must be in (0, 1], got {}",
                 self.compact_ratio
+            ));
+        }
+        if !(self.delta_ratio >= 0.0 && self.delta_ratio <= 1.0) {
+            return bad(format!(
+                "delta_ratio must be in [0, 1], got {}",
+                self.delta_ratio
             ));
         }
         Ok(())

@@ -55,7 +55,7 @@ fn sync_dir(dir: &Path) -> Result<(), IndexError> {
         .map_err(|e| IndexError::io(dir, e))
 }
 
-fn hash_file(path: &Path) -> Result<(u64, blake3::Hash), IndexError> {
+pub(crate) fn hash_file(path: &Path) -> Result<(u64, blake3::Hash), IndexError> {
     let mut f = File::open(path).map_err(|e| IndexError::io(path, e))?;
     let mut hasher = blake3::Hasher::new();
     let mut buf = vec![0u8; 1 << 20];
@@ -76,7 +76,11 @@ fn write_new(path: &Path, bytes: &[u8]) -> Result<(), IndexError> {
 }
 
 /// Writes `parts` and then `floats` (little-endian) into a new file and syncs it.
-fn write_new_parts(path: &Path, parts: &[&[u8]], floats: &[f32]) -> Result<(), IndexError> {
+pub(crate) fn write_new_parts(
+    path: &Path,
+    parts: &[&[u8]],
+    floats: &[f32],
+) -> Result<(), IndexError> {
     let f = OpenOptions::new()
         .write(true)
         .create_new(true)
@@ -101,7 +105,7 @@ fn write_new_parts(path: &Path, parts: &[&[u8]], floats: &[f32]) -> Result<(), I
 }
 
 /// Creates `dir` or checks that it is an empty directory; returns whether it was created.
-fn prepare_dir(dir: &Path) -> Result<bool, IndexError> {
+pub(crate) fn prepare_dir(dir: &Path) -> Result<bool, IndexError> {
     match fs::metadata(dir) {
         Ok(meta) => {
             if !meta.is_dir() {
@@ -121,11 +125,18 @@ fn prepare_dir(dir: &Path) -> Result<bool, IndexError> {
     }
 }
 
-pub(crate) fn save(index: &VectorIndex, dir: &Path) -> Result<(), IndexError> {
+/// Writes the whole index (which has no pending slots) into `dir`; returns it as a base for
+/// later deltas.
+pub(crate) fn save(index: &VectorIndex, dir: &Path) -> Result<SavedBase, IndexError> {
+    debug_assert_eq!(
+        index.nodes,
+        index.ids.len(),
+        "save folds pending slots first"
+    );
     let created = prepare_dir(dir)?;
     // A graph with no node has no entry point and hnsw_rs cannot dump it; an empty index saves
     // no dump.
-    let graph = index.graph();
+    let graph = index.graph()?;
     let basename = if graph.len() > 0 {
         Some(
             graph
@@ -150,14 +161,14 @@ pub(crate) fn save(index: &VectorIndex, dir: &Path) -> Result<(), IndexError> {
     write_new(&dir.join(SLOTS), &encode_slots(index))?;
     files.push(SLOTS.to_string());
     // The links the index searches with right now, so a reload answers exactly like it.
-    let links = index.flat().encode();
+    let links = index.flat()?.encode();
     let mut header = Vec::with_capacity(SEARCH_HEADER);
     header.extend_from_slice(SEARCH_MAGIC);
     header.extend_from_slice(&SEARCH_VERSION.to_le_bytes());
     header.extend_from_slice(&(index.dim as u32).to_le_bytes());
     header.extend_from_slice(&(index.ids.len() as u64).to_le_bytes());
     header.extend_from_slice(&(links.len() as u64).to_le_bytes());
-    write_new_parts(&dir.join(SEARCH), &[&header, &links], &index.vectors)?;
+    write_new_parts(&dir.join(SEARCH), &[&header, &links], index.node_table()?)?;
     files.push(SEARCH.to_string());
 
     let (m, ef_c) = graph.build_params();
@@ -172,9 +183,22 @@ pub(crate) fn save(index: &VectorIndex, dir: &Path) -> Result<(), IndexError> {
         let (size, hash) = hash_file(&dir.join(name))?;
         manifest.push_str(&format!("file={name} {size} {}\n", hash.to_hex()));
     }
+    publish_manifest(dir, &mut manifest, created)?;
+    Ok(SavedBase {
+        dir: dir.to_path_buf(),
+        manifest_hash: blake3::hash(manifest.as_bytes()).to_hex().to_string(),
+    })
+}
+
+/// Closes `manifest` with its checksum, writes it under a temporary name, syncs it and renames
+/// it into place: from then on `dir` is a complete save.
+pub(crate) fn publish_manifest(
+    dir: &Path,
+    manifest: &mut String,
+    created: bool,
+) -> Result<(), IndexError> {
     let checksum = blake3::hash(manifest.as_bytes());
     manifest.push_str(&format!("checksum={}\n", checksum.to_hex()));
-
     let tmp = dir.join(MANIFEST_TMP);
     write_new(&tmp, manifest.as_bytes())?;
     let dst = dir.join(MANIFEST);
@@ -186,17 +210,52 @@ pub(crate) fn save(index: &VectorIndex, dir: &Path) -> Result<(), IndexError> {
     Ok(())
 }
 
-/// Whether `name` is a file [`save`] writes (hnsw_rs may pick another dump basename).
+/// A full save that deltas refer to: its directory and the BLAKE3 of its manifest, so a delta
+/// never applies to another save that took the same name.
+#[derive(Debug, Clone)]
+pub(crate) struct SavedBase {
+    pub(crate) dir: PathBuf,
+    pub(crate) manifest_hash: String,
+}
+
+impl SavedBase {
+    /// Whether a delta in `dir` can name this base by its file name alone.
+    pub(crate) fn is_sibling_of(&self, dir: &Path) -> bool {
+        self.dir.parent() == dir.parent() && self.dir.file_name().is_some() && self.dir != dir
+    }
+}
+
+/// Where a deferred load reads the graph nodes' vectors and links from.
+#[derive(Debug)]
+pub(crate) struct SearchSource {
+    path: PathBuf,
+    entry: FileEntry,
+}
+
+impl SearchSource {
+    /// Reads and verifies `search.bin` for `n` slots of `dim` floats.
+    pub(crate) fn read(
+        &self,
+        dim: usize,
+        n: usize,
+    ) -> Result<(VectorTable, FlatGraph), IndexError> {
+        read_search(&self.path, &self.entry, dim, n)
+    }
+}
+
+/// Whether `name` is a file [`save`] or a delta save writes (hnsw_rs may pick another dump
+/// basename).
 fn is_saved_file_name(name: &str) -> bool {
-    matches!(name, MANIFEST | MANIFEST_TMP | SLOTS | SEARCH)
-        || name.ends_with(".hnsw.graph")
+    matches!(
+        name,
+        MANIFEST | MANIFEST_TMP | SLOTS | SEARCH | crate::delta::DELTA
+    ) || name.ends_with(".hnsw.graph")
         || name.ends_with(".hnsw.data")
 }
 
 /// Checks the files a search load reads (manifest, slot table, search structures) against the
 /// manifest's sizes and hashes, without keeping them in memory.
-pub(crate) fn check_saved(dir: &Path) -> Result<(), IndexError> {
-    let manifest = read_manifest(dir)?;
+pub(crate) fn check_full(dir: &Path, manifest: &Manifest) -> Result<(), IndexError> {
     let mut checked = 0;
     for entry in &manifest.files {
         if entry.0 == SLOTS || entry.0 == SEARCH {
@@ -290,15 +349,19 @@ fn decode_slots(path: &Path, bytes: &[u8]) -> Result<SlotTable, IndexError> {
     Ok(SlotTable { dim, ids, live })
 }
 
-struct Manifest {
-    dim: usize,
-    slots: usize,
-    live: usize,
+pub(crate) struct Manifest {
+    pub(crate) dim: usize,
+    pub(crate) slots: usize,
+    pub(crate) live: usize,
     graph: Option<String>,
-    files: Vec<FileEntry>,
+    pub(crate) files: Vec<FileEntry>,
+    /// A delta's base: its directory name beside this one and the BLAKE3 of its manifest.
+    pub(crate) base: Option<(String, String)>,
+    /// BLAKE3 of the whole manifest file, as a delta of this save records it.
+    pub(crate) hash: String,
 }
 
-fn read_manifest(dir: &Path) -> Result<Manifest, IndexError> {
+pub(crate) fn read_manifest(dir: &Path) -> Result<Manifest, IndexError> {
     let path = dir.join(MANIFEST);
     let bad = |reason: String| IndexError::corrupt(&path, reason);
     let f = match File::open(&path) {
@@ -332,8 +395,11 @@ fn read_manifest(dir: &Path) -> Result<Manifest, IndexError> {
         live: 0,
         graph: None,
         files: Vec::new(),
+        base: None,
+        hash: blake3::hash(text.as_bytes()).to_hex().to_string(),
     };
-    let mut format_ok = false;
+    let mut format: Option<&str> = None;
+    let (mut base, mut base_manifest) = (None, None);
     let num = |v: &str| {
         v.parse::<usize>()
             .map_err(|_| IndexError::corrupt(&path, format!("bad number {v:?}")))
@@ -344,11 +410,13 @@ fn read_manifest(dir: &Path) -> Result<Manifest, IndexError> {
             .ok_or_else(|| bad(format!("bad line {line:?}")))?;
         match key {
             "format" => {
-                if value != FORMAT {
+                if value != FORMAT && value != crate::delta::FORMAT {
                     return Err(bad(format!("unsupported format {value:?}")));
                 }
-                format_ok = true;
+                format = Some(value);
             }
+            "base" => base = Some(value.to_string()),
+            "base_manifest" => base_manifest = Some(value.to_string()),
             "dim" => m.dim = num(value)?,
             "slots" => m.slots = num(value)?,
             "live" => m.live = num(value)?,
@@ -373,14 +441,22 @@ fn read_manifest(dir: &Path) -> Result<Manifest, IndexError> {
             _ => {}
         }
     }
-    if !format_ok {
-        return Err(bad("manifest has no format line".into()));
+    match (format, base, base_manifest) {
+        (None, _, _) => return Err(bad("manifest has no format line".into())),
+        (Some(FORMAT), None, None) => {}
+        (Some(f), Some(name), Some(hash)) if f == crate::delta::FORMAT => {
+            if name.is_empty() || name.contains(['/', '\\']) || name.starts_with('.') {
+                return Err(bad(format!("bad base name {name:?}")));
+            }
+            m.base = Some((name, hash));
+        }
+        _ => return Err(bad("base lines disagree with the format".into())),
     }
     Ok(m)
 }
 
 /// Checks `dir/name` against its manifest entry.
-fn verify_file(dir: &Path, (name, size, hash): &FileEntry) -> Result<(), IndexError> {
+pub(crate) fn verify_file(dir: &Path, (name, size, hash): &FileEntry) -> Result<(), IndexError> {
     let path = dir.join(name);
     let (actual_size, actual_hash) = match hash_file(&path) {
         Ok(v) => v,
@@ -416,7 +492,7 @@ fn check_entry(
 }
 
 /// `(name, size, blake3 hex)` of one file, as the manifest lists it.
-type FileEntry = (String, u64, String);
+pub(crate) type FileEntry = (String, u64, String);
 
 /// The saved hnsw_rs dump of a directory loaded for searching, read when the graph is needed.
 #[derive(Debug)]
@@ -521,9 +597,13 @@ fn read_search(
     Ok((vectors, flat))
 }
 
-pub(crate) fn load(dir: &Path, params: IndexParams) -> Result<VectorIndex, IndexError> {
+/// Loads a full save, leaving `search.bin` to be read (and verified) when first needed.
+pub(crate) fn load_full(
+    dir: &Path,
+    manifest: Manifest,
+    params: IndexParams,
+) -> Result<VectorIndex, IndexError> {
     params.validate()?;
-    let manifest = read_manifest(dir)?;
     if !(1..=MAX_DIM).contains(&manifest.dim) {
         return Err(IndexError::corrupt(dir.join(MANIFEST), "bad dimension"));
     }
@@ -589,11 +669,19 @@ pub(crate) fn load(dir: &Path, params: IndexParams) -> Result<VectorIndex, Index
     }
     index.ids = table.ids;
     index.live = table.live;
+    index.nodes = n;
+    index.base = Some(SavedBase {
+        dir: dir.to_path_buf(),
+        manifest_hash: manifest.hash.clone(),
+    });
 
     if let Some(search) = search {
-        let (vectors, flat) = read_search(&dir.join(SEARCH), search, index.dim, n)?;
-        index.vectors = vectors;
-        index.flat = OnceLock::from(flat);
+        index.search_source = Some(SearchSource {
+            path: dir.join(SEARCH),
+            entry: search.clone(),
+        });
+        index.node_vectors = OnceLock::new();
+        index.flat = OnceLock::new();
         index.graph = OnceLock::new();
         index.graph_source = manifest.graph.map(|basename| GraphSource {
             dir: dir.to_path_buf(),
@@ -603,12 +691,12 @@ pub(crate) fn load(dir: &Path, params: IndexParams) -> Result<VectorIndex, Index
         return Ok(index);
     }
     // A directory saved before `search.bin` existed: everything comes from the hnsw_rs dump.
-    index.vectors = VectorTable::zeroed(n * index.dim);
+    let mut vectors = VectorTable::zeroed(n * index.dim);
     if let Some(base) = &manifest.graph {
         let graph =
             Graph::load(dir, base).map_err(|reason| IndexError::Graph { op: "load", reason })?;
         let dim = index.dim;
-        let vectors = &mut index.vectors;
+        let vectors = &mut vectors;
         check_points(
             &graph,
             n,
@@ -623,6 +711,7 @@ pub(crate) fn load(dir: &Path, params: IndexParams) -> Result<VectorIndex, Index
         )?;
         index.graph = OnceLock::from(graph);
     }
+    index.node_vectors = OnceLock::from(vectors);
     Ok(index)
 }
 
@@ -673,7 +762,7 @@ mod tests {
                 (i, v)
             })
             .collect();
-        let index = VectorIndex::build(8, IndexParams::default(), items).unwrap();
+        let mut index = VectorIndex::build(8, IndexParams::default(), items).unwrap();
         index.save(dir).unwrap();
         index
     }
@@ -683,26 +772,27 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("g");
         saved(&dir);
-        let loaded = load(&dir, IndexParams::default()).unwrap();
+        let loaded = VectorIndex::load(&dir, IndexParams::default()).unwrap();
         assert!(loaded.graph.get().is_none(), "load parsed the hnsw_rs dump");
         let source = loaded.graph_source.as_ref().unwrap();
         let n = loaded.ids.len();
-        assert!(source.load(8, &loaded.vectors, n).is_ok());
+        let vectors = loaded.node_table().unwrap();
+        assert!(source.load(8, vectors, n).is_ok());
         for name in ["graph.hnsw.graph", "graph.hnsw.data"] {
             let path = dir.join(name);
             let original = fs::read(&path).unwrap();
             let mut bytes = original.clone();
             bytes[original.len() / 2] ^= 1;
             fs::write(&path, &bytes).unwrap();
-            let err = source.load(8, &loaded.vectors, n).err().unwrap();
+            let err = source.load(8, vectors, n).err().unwrap();
             assert!(matches!(err, IndexError::Corrupt { .. }), "{err:?}");
             fs::remove_file(&path).unwrap();
-            let err = source.load(8, &loaded.vectors, n).err().unwrap();
+            let err = source.load(8, vectors, n).err().unwrap();
             assert!(matches!(err, IndexError::Corrupt { .. }), "{err:?}");
             fs::write(&path, &original).unwrap();
         }
         // A dump that verifies but disagrees with the vector table is refused too.
-        let mut other = loaded.vectors.iter().copied().collect::<Vec<f32>>();
+        let mut other = vectors.iter().copied().collect::<Vec<f32>>();
         other[5] += 1.0;
         let err = source.load(8, &other, n).err().unwrap();
         assert!(matches!(err, IndexError::Corrupt { .. }), "{err:?}");

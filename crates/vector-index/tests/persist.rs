@@ -111,7 +111,7 @@ fn reload_gives_same_results_and_accepts_updates() {
 
 #[test]
 fn save_never_overwrites() {
-    let (_tmp, dir, index) = saved(300, 8);
+    let (_tmp, dir, mut index) = saved(300, 8);
     assert!(matches!(
         index.save(&dir),
         Err(IndexError::TargetNotEmpty { .. })
@@ -130,7 +130,7 @@ fn save_never_overwrites() {
 
 #[test]
 fn empty_index_round_trips() {
-    let index = VectorIndex::new(16, params()).unwrap();
+    let mut index = VectorIndex::new(16, params()).unwrap();
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("g");
     index.save(&dir).unwrap();
