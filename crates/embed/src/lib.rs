@@ -308,7 +308,7 @@ impl Embedder {
                 ),
             });
         }
-        let model = Bert::load(&self.spec, &weights, self.config.precision)?;
+        let model = Bert::load(&self.spec, weights, self.config.precision)?;
         if model.dim() != self.fingerprint.dim {
             return Err(EmbedError::Weights {
                 path: path.clone(),

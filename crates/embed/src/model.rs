@@ -12,6 +12,7 @@
 //! [`Precision::Int8`] the four linear layers of each block run in int8 instead
 //! ([`crate::qlinear`]) while attention scores, softmax, layer norm, GELU and pooling stay f32.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::OnceLock;
@@ -111,9 +112,11 @@ impl Linear {
     }
 }
 
-/// Named tensors of a safetensors file, with the path for error messages.
+/// Named tensors of a safetensors file, with the path for error messages. Each tensor is taken
+/// out when the model copies it into its own layout, so the file's tensors and the model are
+/// never both whole in memory (they were the peak of a sync that embeds one chunk).
 struct Weights<'a> {
-    tensors: HashMap<String, Tensor>,
+    tensors: RefCell<HashMap<String, Tensor>>,
     prefix: &'static str,
     path: &'a Path,
 }
@@ -130,7 +133,8 @@ impl Weights<'_> {
         let full = format!("{}{name}", self.prefix);
         let t = self
             .tensors
-            .get(&full)
+            .borrow_mut()
+            .remove(&full)
             .ok_or_else(|| self.err(format!("tensor {full} is missing")))?;
         if t.dims() != shape {
             return Err(self.err(format!(
@@ -194,19 +198,22 @@ impl Weights<'_> {
 }
 
 impl Bert {
+    /// Builds the model from the safetensors file's `bytes`, which it drops as soon as they are
+    /// parsed.
     pub(crate) fn load(
         spec: &ModelSpec,
-        bytes: &[u8],
+        bytes: Vec<u8>,
         precision: Precision,
     ) -> Result<Bert, EmbedError> {
         let c = &spec.bert;
         let path = spec.weights.as_path();
-        let tensors = candle_core::safetensors::load_buffer(bytes, &Device::Cpu).map_err(|e| {
+        let tensors = candle_core::safetensors::load_buffer(&bytes, &Device::Cpu).map_err(|e| {
             EmbedError::Weights {
                 path: path.to_path_buf(),
                 message: format!("not a valid safetensors file: {e}"),
             }
         })?;
+        drop(bytes);
         // sentence-transformers saves a bare BertModel; checkpoints of BertFor* carry "bert.".
         let prefix = ["", "bert."]
             .into_iter()
@@ -217,7 +224,7 @@ impl Bert {
                     .into(),
             })?;
         let w = Weights {
-            tensors,
+            tensors: RefCell::new(tensors),
             prefix,
             path,
         };
