@@ -58,7 +58,7 @@ fn sync_dir(dir: &Path) -> Result<(), IndexError> {
 pub(crate) fn hash_file(path: &Path) -> Result<(u64, blake3::Hash), IndexError> {
     let mut f = File::open(path).map_err(|e| IndexError::io(path, e))?;
     let mut hasher = blake3::Hasher::new();
-    let mut buf = vec![0u8; 1 << 20];
+    let mut buf = vec![0u8; READ_CHUNK];
     let mut size = 0u64;
     loop {
         let n = f.read(&mut buf).map_err(|e| IndexError::io(path, e))?;
@@ -66,7 +66,7 @@ pub(crate) fn hash_file(path: &Path) -> Result<(u64, blake3::Hash), IndexError> 
             break;
         }
         size += n as u64;
-        hasher.update(&buf[..n]);
+        hasher.update_rayon(&buf[..n]);
     }
     Ok((size, hasher.finalize()))
 }
@@ -564,15 +564,17 @@ fn read_search(
     f.read_exact(&mut head).map_err(read_err)?;
     hasher.update(&head);
     let mut vectors = VectorTable::zeroed(floats);
+    // Hashing a 1.7 GB table on one thread was a quarter of a query process at 1M chunks.
     for chunk in bytemuck::cast_slice_mut::<f32, u8>(&mut vectors).chunks_mut(READ_CHUNK) {
         f.read_exact(chunk).map_err(read_err)?;
-        hasher.update(chunk);
+        hasher.update_rayon(chunk);
     }
     let mut rest = [0u8; 1];
     if f.read(&mut rest).map_err(|e| IndexError::io(path, e))? != 0 {
         return Err(bad(format!("longer than the manifest's {size} bytes")));
     }
     check_entry(path, *size, hasher.finalize(), *size, hash)?;
+    vectors.advise_huge_pages();
 
     #[cfg(target_endian = "big")]
     for x in vectors.iter_mut() {

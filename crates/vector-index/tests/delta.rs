@@ -5,7 +5,7 @@
 mod common;
 
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use common::{Rng, random_items};
 use rag_vector_index::{IndexError, IndexParams, VectorIndex};
@@ -49,12 +49,19 @@ fn assert_same(a: &VectorIndex, b: &VectorIndex) {
     }
 }
 
-#[test]
-fn an_edit_saves_a_delta_that_loads_to_the_same_index() {
+/// A full save of `n` random vectors in `gen-1` of a new temporary directory.
+fn saved_base(seed: u64, n: usize, params: &IndexParams) -> (tempfile::TempDir, PathBuf) {
     let tmp = tempfile::tempdir().unwrap();
     let base = tmp.path().join("gen-1");
-    let mut index = VectorIndex::build(DIM, params(), random_items(5, 3000, DIM, 0)).unwrap();
+    let items = random_items(seed, n, DIM, 0);
+    let mut index = VectorIndex::build(DIM, params.clone(), items).unwrap();
     index.save(&base).unwrap();
+    (tmp, base)
+}
+
+#[test]
+fn an_edit_saves_a_delta_that_loads_to_the_same_index() {
+    let (tmp, base) = saved_base(5, 3000, &params());
 
     // An edit as a sync makes it: load without the vectors, delete a few, insert their new ones.
     let mut edited = VectorIndex::load_deferred(&base, params()).unwrap();
@@ -99,14 +106,11 @@ fn an_edit_saves_a_delta_that_loads_to_the_same_index() {
 
 #[test]
 fn pending_vectors_past_the_limit_are_folded_into_a_full_save() {
-    let tmp = tempfile::tempdir().unwrap();
-    let base = tmp.path().join("gen-1");
     let small = IndexParams {
         exact_below: 100,
         ..params()
     };
-    let mut index = VectorIndex::build(DIM, small.clone(), random_items(1, 2000, DIM, 0)).unwrap();
-    index.save(&base).unwrap();
+    let (tmp, base) = saved_base(1, 2000, &small);
     let mut loaded = VectorIndex::load_deferred(&base, small.clone()).unwrap();
     assert_eq!(loaded.delta_limit(), 100);
     loaded
@@ -126,10 +130,7 @@ fn pending_vectors_past_the_limit_are_folded_into_a_full_save() {
 
 #[test]
 fn a_damaged_delta_or_a_replaced_base_is_refused() {
-    let tmp = tempfile::tempdir().unwrap();
-    let base = tmp.path().join("gen-1");
-    let mut index = VectorIndex::build(DIM, params(), random_items(3, 2500, DIM, 0)).unwrap();
-    index.save(&base).unwrap();
+    let (tmp, base) = saved_base(3, 2500, &params());
     let mut edited = VectorIndex::load_deferred(&base, params()).unwrap();
     edited.delete(5);
     edited.insert_many(random_items(4, 3, DIM, 9_000)).unwrap();
@@ -171,10 +172,7 @@ fn a_damaged_delta_or_a_replaced_base_is_refused() {
 
 #[test]
 fn a_deferred_load_reads_the_vectors_only_when_a_search_needs_them() {
-    let tmp = tempfile::tempdir().unwrap();
-    let base = tmp.path().join("gen-1");
-    let mut index = VectorIndex::build(DIM, params(), random_items(8, 2500, DIM, 0)).unwrap();
-    index.save(&base).unwrap();
+    let (_tmp, base) = saved_base(8, 2500, &params());
     let deferred = VectorIndex::load_deferred(&base, params()).unwrap();
     // Damage the vectors after the deferred load: the search that reads them says so.
     let search = base.join("search.bin");
