@@ -84,6 +84,7 @@ mod graph;
 mod index;
 mod params;
 mod persist;
+mod scan;
 mod table;
 mod walk;
 

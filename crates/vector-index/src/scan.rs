@@ -1,0 +1,150 @@
+//! The exact scan: top `k` by dot product over a range of slots, graph nodes and pending
+//! vectors each read from their own table, ties broken by id so results do not depend on slot
+//! order.
+
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
+use pulp::{Simd, WithSimd};
+
+use crate::dist::{arch, dot_with};
+use crate::table::VectorTable;
+use crate::{IdFilter, IndexError, VectorIndex};
+
+/// A scored candidate ordered so that a max-heap's top is the worst one kept.
+#[derive(Clone, Copy)]
+struct Worst {
+    score: f32,
+    id: u64,
+}
+
+impl Ord for Worst {
+    fn cmp(&self, other: &Self) -> Ordering {
+        // Lower score is worse; among equal scores the larger id is worse, which makes
+        // results independent of slot order (and so of insertion history).
+        other
+            .score
+            .total_cmp(&self.score)
+            .then_with(|| self.id.cmp(&other.id))
+    }
+}
+impl PartialOrd for Worst {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl PartialEq for Worst {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+impl Eq for Worst {}
+
+/// Best first; equal scores by ascending id.
+pub(crate) fn sort_hits(hits: &mut [(u64, f32)]) {
+    hits.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+}
+
+impl VectorIndex {
+    /// Exact top `k` among every live slot.
+    pub(crate) fn scan(
+        &self,
+        q: &[f32],
+        k: usize,
+        filter: Option<IdFilter<'_>>,
+    ) -> Result<Vec<(u64, f32)>, IndexError> {
+        self.scan_slots(q, k, filter, 0..self.ids.len())
+    }
+
+    /// Exact top `k` among `slots`.
+    pub(crate) fn scan_slots(
+        &self,
+        q: &[f32],
+        k: usize,
+        filter: Option<IdFilter<'_>>,
+        slots: std::ops::Range<usize>,
+    ) -> Result<Vec<(u64, f32)>, IndexError> {
+        struct Scan<'a> {
+            index: &'a VectorIndex,
+            nodes: &'a VectorTable,
+            q: &'a [f32],
+            k: usize,
+            filter: Option<IdFilter<'a>>,
+            slots: std::ops::Range<usize>,
+        }
+        impl WithSimd for Scan<'_> {
+            type Output = Vec<(u64, f32)>;
+            // Inlined into pulp's target-feature function, so `dot_with` compiles to AVX2/AVX-512.
+            #[inline(always)]
+            fn with_simd<S: Simd>(self, simd: S) -> Self::Output {
+                self.index
+                    .scan_with(simd, self.nodes, self.q, self.k, self.filter, self.slots)
+            }
+        }
+        let nodes = if slots.start < self.nodes {
+            self.node_table()?
+        } else {
+            &VectorTable::new()
+        };
+        Ok(arch().dispatch(Scan {
+            index: self,
+            nodes,
+            q,
+            k,
+            filter,
+            slots,
+        }))
+    }
+
+    #[inline(always)]
+    fn scan_with<S: Simd>(
+        &self,
+        simd: S,
+        nodes: &VectorTable,
+        q: &[f32],
+        k: usize,
+        filter: Option<IdFilter<'_>>,
+        slots: std::ops::Range<usize>,
+    ) -> Vec<(u64, f32)> {
+        let mut heap: BinaryHeap<Worst> = BinaryHeap::with_capacity(k + 1);
+        let dim = self.dim;
+        let mut consider = |id: u64, v: &[f32]| {
+            if !filter.is_none_or(|f| f(id)) {
+                return;
+            }
+            let cand = Worst {
+                score: dot_with(simd, q, v),
+                id,
+            };
+            if heap.len() < k {
+                heap.push(cand);
+            } else if let Some(mut worst) = heap.peek_mut()
+                && cand < *worst
+            {
+                *worst = cand;
+            }
+        };
+        // Node slots come first, then pending ones, each from its own table.
+        let split = slots.end.min(self.nodes).max(slots.start);
+        if slots.start < split {
+            let rows = nodes[slots.start * dim..split * dim].chunks_exact(dim);
+            for (slot, v) in (slots.start..split).zip(rows) {
+                if self.live[slot] {
+                    consider(self.ids[slot], v);
+                }
+            }
+        }
+        if split < slots.end {
+            let rows = self.pending[(split - self.nodes) * dim..(slots.end - self.nodes) * dim]
+                .chunks_exact(dim);
+            for (slot, v) in (split..slots.end).zip(rows) {
+                if self.live[slot] {
+                    consider(self.ids[slot], v);
+                }
+            }
+        }
+        let mut hits: Vec<(u64, f32)> = heap.into_iter().map(|c| (c.id, c.score)).collect();
+        sort_hits(&mut hits);
+        hits
+    }
+}
