@@ -386,6 +386,65 @@ fn a_damaged_graph_is_rebuilt_by_the_next_sync() {
     run_expect(&["verify", "--index", s(&index)], 0);
 }
 
+#[test]
+fn a_damaged_delta_or_delta_base_is_reported_and_rebuilt_by_the_next_sync() {
+    let work = tempfile::tempdir().unwrap();
+    let docs = small_docs(work.path());
+    let index = work.path().join("idx");
+    sync(&docs, &index, 0);
+    let first = rag_index_core::walk::walk(&docs, None)
+        .0
+        .into_iter()
+        .map(|f| f.abs)
+        .find(|p| p.extension().is_some_and(|e| e == "md"))
+        .expect("a Markdown file");
+    // The graph directory whose manifest names a base, and that base.
+    let delta_and_base = || {
+        std::fs::read_dir(&index)
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with("graph-"))
+            .find_map(|e| {
+                let manifest = std::fs::read_to_string(e.path().join("MANIFEST")).ok()?;
+                let base = manifest.lines().find_map(|l| l.strip_prefix("base="))?;
+                Some((e.path(), index.join(base)))
+            })
+            .expect("an edit saves a delta")
+    };
+    for damaged in ["delta.bin", "search.bin"] {
+        let mut text = std::fs::read_to_string(&first).unwrap();
+        text.push_str(&format!("\n\nA line added before damaging {damaged}.\n"));
+        std::fs::write(&first, text).unwrap();
+        sync(&docs, &index, 0);
+        let (delta, base) = delta_and_base();
+        let path = match damaged {
+            "delta.bin" => delta.join(damaged),
+            _ => base.join(damaged),
+        };
+        let mut bytes = std::fs::read(&path).unwrap();
+        let middle = bytes.len() / 2;
+        bytes[middle] ^= 0x40;
+        std::fs::write(&path, &bytes).unwrap();
+        let (code, _) = code_of(&["verify", "--index", s(&index)]);
+        assert_eq!(code, 1, "verify misses a damaged {damaged}");
+        // Searches answer meanwhile, from a graph rebuilt in memory.
+        let hits = json_lines(&run_expect(
+            &["query", "configuration", "--index", s(&index), "--json"],
+            0,
+        ));
+        assert!(!hits[0]["hits"].as_array().unwrap().is_empty());
+        // A no-op sync rebuilds it as one full save; nothing damaged is kept.
+        sync(&docs, &index, 0);
+        run_expect(&["verify", "--index", s(&index)], 0);
+        let graphs = std::fs::read_dir(&index)
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with("graph-"))
+            .count();
+        assert_eq!(graphs, 1, "after rebuilding a damaged {damaged}");
+    }
+}
+
 /// As root, permission bits do not stop reads: run the binary as `nobody` then.
 fn as_unprivileged(args: &[&str]) -> std::process::Output {
     let bin = env!("CARGO_BIN_EXE_rag-index");
