@@ -1,11 +1,17 @@
 //! The only module that touches hnsw_rs: it builds, inserts into, dumps and reloads the graph;
 //! searches walk a copy of its links (see `walk.rs`).
 //!
+//! A saved directory keeps hnsw_rs's graph file but not its data file, whose vectors are
+//! already in `search.bin`: a reload writes the data file again, from that table and in the
+//! order the dump listed the nodes (see [`write_dump_data`]), and removes it once parsed.
+//!
 //! hnsw_rs prints to stdout, exits the process on a bad `M`, panics when a dump file cannot be
 //! created and trusts whatever bytes it reloads. Everything here is called with parameters the
 //! caller validated, into directories the caller checked, on files whose checksums were
 //! verified; panics that remain possible are caught and turned into errors.
 
+use std::fs::OpenOptions;
+use std::io::{BufWriter, Write};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
 
@@ -23,6 +29,11 @@ const MAX_LAYERS: usize = 16;
 
 /// Basename hnsw_rs writes `<basename>.hnsw.graph` / `.hnsw.data` under.
 pub(crate) const DUMP_BASENAME: &str = "graph";
+
+/// hnsw_rs 0.3's data file: this magic and the dimension (a native `usize`), then per node in
+/// dump order the magic, the node's id (u64), the vector's byte length (u64) and its floats,
+/// all native-endian.
+const DATA_MAGIC: u32 = 0xa67f_0000;
 
 /// HNSW graph over slot numbers: hnsw_rs's `DataId` is our slot index.
 ///
@@ -113,6 +124,15 @@ impl Graph {
         Ok(Graph { hnsw })
     }
 
+    /// The nodes' slots in the order hnsw_rs's dump writes them (layer by layer, by rank in
+    /// the layer), which is the order its iterator visits them in: what
+    /// [`write_dump_data`] needs to recreate the data file.
+    pub(crate) fn dump_order(&self) -> Vec<u32> {
+        let mut order = Vec::with_capacity(self.len());
+        self.for_each_point(|slot, _| order.push(slot as u32));
+        order
+    }
+
     /// Every node as `(slot, vector)`.
     pub(crate) fn for_each_point(&self, mut f: impl FnMut(usize, &[f32])) {
         // hnsw_rs's point iterator unwraps the entry point, which an empty graph lacks.
@@ -147,4 +167,35 @@ impl Graph {
             self.hnsw.get_ef_construction(),
         )
     }
+}
+
+/// Writes the hnsw_rs data file `path` (which must not exist) for nodes listed in `order`,
+/// taking slot `s`'s vector from `vectors[s * dim..]`. hnsw_rs reads it back in step with the
+/// graph file and fails (caught by [`Graph::load`]) if an id is out of order; the caller then
+/// compares every reloaded vector with the table anyway.
+pub(crate) fn write_dump_data(
+    path: &Path,
+    dim: usize,
+    order: &[u32],
+    vectors: &[f32],
+) -> std::io::Result<()> {
+    let file = OpenOptions::new().write(true).create_new(true).open(path)?;
+    let mut out = BufWriter::with_capacity(1 << 20, file);
+    out.write_all(&DATA_MAGIC.to_ne_bytes())?;
+    out.write_all(&dim.to_ne_bytes())?;
+    let row_bytes = (dim * 4) as u64;
+    for &slot in order {
+        let start = slot as usize * dim;
+        let row = vectors.get(start..start + dim).ok_or_else(|| {
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!("dump order names slot {slot}, beyond the vector table"),
+            )
+        })?;
+        out.write_all(&DATA_MAGIC.to_ne_bytes())?;
+        out.write_all(&u64::from(slot).to_ne_bytes())?;
+        out.write_all(&row_bytes.to_ne_bytes())?;
+        out.write_all(bytemuck::cast_slice(row))?;
+    }
+    out.flush()
 }

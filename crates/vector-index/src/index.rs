@@ -486,9 +486,12 @@ impl VectorIndex {
         let Some(source) = &self.search_source else {
             return Ok(self.node_vectors.get_or_init(VectorTable::new));
         };
-        let (table, flat) = source.read(self.dim, self.nodes)?;
-        let _ = self.flat.set(flat);
-        Ok(self.node_vectors.get_or_init(|| table))
+        let file = source.read(self.dim, self.nodes)?;
+        let _ = self.flat.set(file.flat);
+        if let (Some(graph), Some(order)) = (&self.graph_source, file.dump_order) {
+            let _ = graph.dump_order.set(order);
+        }
+        Ok(self.node_vectors.get_or_init(|| file.vectors))
     }
 
     fn node_table_mut(&mut self) -> Result<&mut VectorTable, IndexError> {

@@ -12,7 +12,7 @@
 //! checksummed manifest, and [`load`](VectorIndex::load) refuses a missing, truncated or
 //! corrupt one so the owner rebuilds from the vectors it stores. Loading for search reads only
 //! the search structures (links and vectors, ~0.1 s for 111k x 384); the hnsw_rs graph, which
-//! only inserts need, is read when first needed.
+//! only inserts need, is read when first needed. A save holds each vector once.
 //!
 //! Updates cost their size: an index loaded from a save keeps new vectors pending (searched
 //! exactly, merged with the graph's hits), and

@@ -1,16 +1,20 @@
-//! On-disk format: hnsw_rs's two dump files, a slot table, the search structures, and a
-//! manifest written last.
+//! On-disk format: hnsw_rs's graph file, a slot table, the search structures (which hold the
+//! one copy of the vectors), and a manifest written last.
 //!
 //! ```text
 //! <dir>/graph.hnsw.graph   hnsw_rs graph dump (node ids are slots)
-//! <dir>/graph.hnsw.data    hnsw_rs vector dump
 //! <dir>/slots.bin          "RVIXSLOT", u32 version, u32 dim, u64 n, n x u64 id, n x u8 live (LE)
-//! <dir>/search.bin         "RVIXSRCH", u32 version, u32 dim, u64 n, u64 links byte length,
-//!                          the links searches walk (`FlatGraph::encode`), then the vector
-//!                          table: n x dim x f32, slot-major (all LE)
+//! <dir>/search.bin         "RVIXSRCH", u32 version (2), u32 dim, u64 n, u64 links byte length,
+//!                          the links searches walk (`FlatGraph::encode`), n x u32 slots in
+//!                          the graph dump's node order, then the vector table: n x dim x f32,
+//!                          slot-major (all LE)
 //! <dir>/MANIFEST           key=value lines, one `file=<name> <size> <blake3>` per file,
 //!                          closed by `checksum=<blake3 of every byte before that line>`
 //! ```
+//!
+//! hnsw_rs also writes a data file (`graph.hnsw.data`) holding every vector again; `save`
+//! removes it before it is synced, and loading the graph writes it back from the vector table
+//! for hnsw_rs to parse (see `graph.rs`). One copy of each vector is stored, not two.
 //!
 //! The manifest is written to a temporary name, fsynced and renamed, so its presence means
 //! every other file was complete and synced. Searching needs only `slots.bin` and `search.bin`,
@@ -20,7 +24,8 @@
 //! loader in particular asserts, unwraps and even exits on malformed input.
 //!
 //! Directories written before `search.bin` existed load the old way: every file verified, the
-//! hnsw_rs dump parsed and the search structures rebuilt from it.
+//! hnsw_rs dump parsed and the search structures rebuilt from it. Those written with a version 1
+//! `search.bin` (no dump order) list the data file and load the graph from it.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{BufWriter, Read, Write};
@@ -41,7 +46,8 @@ const SLOTS_MAGIC: &[u8; 8] = b"RVIXSLOT";
 const SLOTS_VERSION: u32 = 1;
 const SEARCH: &str = "search.bin";
 const SEARCH_MAGIC: &[u8; 8] = b"RVIXSRCH";
-const SEARCH_VERSION: u32 = 1;
+/// Version 1 had no dump order (its directories keep hnsw_rs's data file).
+const SEARCH_VERSION: u32 = 2;
 /// Magic, version, dim, slot count, links byte length.
 const SEARCH_HEADER: usize = 8 + 4 + 4 + 8 + 8;
 /// Read (and hash) size while loading `search.bin`.
@@ -148,27 +154,37 @@ pub(crate) fn save(index: &VectorIndex, dir: &Path) -> Result<SavedBase, IndexEr
     };
     let mut files: Vec<String> = Vec::new();
     if let Some(base) = &basename {
-        for ext in ["hnsw.graph", "hnsw.data"] {
-            let name = format!("{base}.{ext}");
-            let path = dir.join(&name);
-            // hnsw_rs flushes but never syncs its files.
-            File::open(&path)
-                .and_then(|f| f.sync_all())
-                .map_err(|e| IndexError::io(&path, e))?;
-            files.push(name);
-        }
+        // The vectors are saved once, in `search.bin`: a reload writes this file back.
+        let data = dir.join(format!("{base}.hnsw.data"));
+        fs::remove_file(&data).map_err(|e| IndexError::io(&data, e))?;
+        let name = format!("{base}.hnsw.graph");
+        let path = dir.join(&name);
+        // hnsw_rs flushes but never syncs its files.
+        File::open(&path)
+            .and_then(|f| f.sync_all())
+            .map_err(|e| IndexError::io(&path, e))?;
+        files.push(name);
     }
     write_new(&dir.join(SLOTS), &encode_slots(index))?;
     files.push(SLOTS.to_string());
     // The links the index searches with right now, so a reload answers exactly like it.
     let links = index.flat()?.encode();
+    let order: Vec<u8> = graph
+        .dump_order()
+        .into_iter()
+        .flat_map(u32::to_le_bytes)
+        .collect();
     let mut header = Vec::with_capacity(SEARCH_HEADER);
     header.extend_from_slice(SEARCH_MAGIC);
     header.extend_from_slice(&SEARCH_VERSION.to_le_bytes());
     header.extend_from_slice(&(index.dim as u32).to_le_bytes());
     header.extend_from_slice(&(index.ids.len() as u64).to_le_bytes());
     header.extend_from_slice(&(links.len() as u64).to_le_bytes());
-    write_new_parts(&dir.join(SEARCH), &[&header, &links], index.node_table()?)?;
+    write_new_parts(
+        &dir.join(SEARCH),
+        &[&header, &links, &order],
+        index.node_table()?,
+    )?;
     files.push(SEARCH.to_string());
 
     let (m, ef_c) = graph.build_params();
@@ -234,11 +250,7 @@ pub(crate) struct SearchSource {
 
 impl SearchSource {
     /// Reads and verifies `search.bin` for `n` slots of `dim` floats.
-    pub(crate) fn read(
-        &self,
-        dim: usize,
-        n: usize,
-    ) -> Result<(VectorTable, FlatGraph), IndexError> {
+    pub(crate) fn read(&self, dim: usize, n: usize) -> Result<SearchFile, IndexError> {
         read_search(&self.path, &self.entry, dim, n)
     }
 }
@@ -494,13 +506,25 @@ fn check_entry(
 /// `(name, size, blake3 hex)` of one file, as the manifest lists it.
 pub(crate) type FileEntry = (String, u64, String);
 
+/// What `search.bin` holds: the vector table, the links, and (from version 2) the graph dump's
+/// node order.
+pub(crate) struct SearchFile {
+    pub(crate) vectors: VectorTable,
+    pub(crate) flat: FlatGraph,
+    pub(crate) dump_order: Option<Vec<u32>>,
+}
+
 /// The saved hnsw_rs dump of a directory loaded for searching, read when the graph is needed.
 #[derive(Debug)]
 pub(crate) struct GraphSource {
     dir: PathBuf,
     basename: String,
-    /// The manifest's entries for the dump's two files.
+    /// The manifest's entries for the dump's files: the graph file, and the data file in
+    /// directories saved before the vectors were stored once.
     files: Vec<FileEntry>,
+    /// The dump's node order from `search.bin`, set when that is read; needed to write the
+    /// data file back when the directory has none.
+    pub(crate) dump_order: OnceLock<Vec<u32>>,
 }
 
 impl GraphSource {
@@ -510,9 +534,14 @@ impl GraphSource {
         for entry in &self.files {
             verify_file(&self.dir, entry)?;
         }
-        let graph = Graph::load(&self.dir, &self.basename)
-            .map_err(|reason| IndexError::Graph { op: "load", reason })?;
-        let path = self.dir.join(format!("{}.hnsw.data", self.basename));
+        let data_name = format!("{}.hnsw.data", self.basename);
+        let path = self.dir.join(&data_name);
+        let graph = if self.files.iter().any(|(name, _, _)| *name == data_name) {
+            Graph::load(&self.dir, &self.basename)
+                .map_err(|reason| IndexError::Graph { op: "load", reason })?
+        } else {
+            self.load_writing_data(&path, dim, vectors)?
+        };
         check_points(&graph, n, &path, |slot, v| {
             if v.len() != dim {
                 Err(format!("graph vector of dimension {}", v.len()))
@@ -528,6 +557,38 @@ impl GraphSource {
     }
 }
 
+impl GraphSource {
+    /// Writes the data file hnsw_rs reads back from the vector table, parses the dump and
+    /// removes the file again, whatever happened.
+    fn load_writing_data(
+        &self,
+        path: &Path,
+        dim: usize,
+        vectors: &[f32],
+    ) -> Result<Graph, IndexError> {
+        let order = self.dump_order.get().ok_or_else(|| {
+            IndexError::corrupt(self.dir.join(SEARCH), "no dump order for the graph")
+        })?;
+        // Left by a load that was killed: unlisted, so ours to replace.
+        match fs::remove_file(path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(IndexError::io(path, e));
+            }
+            _ => {}
+        }
+        let written = crate::graph::write_dump_data(path, dim, order, vectors)
+            .map_err(|e| IndexError::io(path, e));
+        let loaded = written.and_then(|()| {
+            Graph::load(&self.dir, &self.basename)
+                .map_err(|reason| IndexError::Graph { op: "load", reason })
+        });
+        let removed = fs::remove_file(path).map_err(|e| IndexError::io(path, e));
+        let graph = loaded?;
+        removed?;
+        Ok(graph)
+    }
+}
+
 /// Reads `search.bin`, hashing every byte as it lands in its final place (the vectors straight
 /// into the table), and interprets nothing until size and hash match the manifest.
 fn read_search(
@@ -535,7 +596,7 @@ fn read_search(
     (_, size, hash): &FileEntry,
     dim: usize,
     n: usize,
-) -> Result<(VectorTable, FlatGraph), IndexError> {
+) -> Result<SearchFile, IndexError> {
     let bad = |reason: String| IndexError::corrupt(path, reason);
     let mut f = match File::open(path) {
         Ok(f) => f,
@@ -586,17 +647,31 @@ fn read_search(
     if &head[..8] != SEARCH_MAGIC {
         return Err(bad("not a search file".into()));
     }
-    if u32_at(8) != SEARCH_VERSION {
+    let version = u32_at(8);
+    if version != 1 && version != SEARCH_VERSION {
         return Err(bad("unknown search file version".into()));
     }
     if u32_at(12) as usize != dim || u64_at(16) != n as u64 {
         return Err(bad("search file disagrees with manifest".into()));
     }
-    if u64_at(24) != (head_len - SEARCH_HEADER) as u64 {
-        return Err(bad("links length disagrees with file size".into()));
-    }
-    let flat = FlatGraph::decode(&head[SEARCH_HEADER..], n).map_err(bad)?;
-    Ok((vectors, flat))
+    let order_len = if version == 1 { 0 } else { 4 * n as u64 };
+    let links_end = (head_len as u64)
+        .checked_sub(order_len)
+        .filter(|&end| end >= SEARCH_HEADER as u64 && u64_at(24) == end - SEARCH_HEADER as u64)
+        .ok_or_else(|| bad("links length disagrees with file size".into()))?
+        as usize;
+    let flat = FlatGraph::decode(&head[SEARCH_HEADER..links_end], n).map_err(bad)?;
+    let dump_order = (version >= 2).then(|| {
+        head[links_end..]
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect()
+    });
+    Ok(SearchFile {
+        vectors,
+        flat,
+        dump_order,
+    })
 }
 
 /// Loads a full save, leaving `search.bin` to be read (and verified) when first needed.
@@ -610,19 +685,28 @@ pub(crate) fn load_full(
         return Err(IndexError::corrupt(dir.join(MANIFEST), "bad dimension"));
     }
     let entry = |name: &str| manifest.files.iter().find(|(n, _, _)| n == name);
+    let search = entry(SEARCH);
     let graph_files: Vec<FileEntry> = match &manifest.graph {
         None => Vec::new(),
-        Some(base) => ["hnsw.graph", "hnsw.data"]
-            .into_iter()
-            .map(|ext| {
-                let name = format!("{base}.{ext}");
-                entry(&name).cloned().ok_or_else(|| {
-                    IndexError::corrupt(dir.join(&name), "graph file not in manifest")
-                })
-            })
-            .collect::<Result<_, _>>()?,
+        Some(base) => {
+            let name = format!("{base}.hnsw.graph");
+            let graph = entry(&name).cloned().ok_or_else(|| {
+                IndexError::corrupt(dir.join(&name), "graph file not in manifest")
+            })?;
+            let name = format!("{base}.hnsw.data");
+            match entry(&name) {
+                Some(data) => vec![graph, data.clone()],
+                // Only `search.bin` (from version 2) can stand in for the data file.
+                None if search.is_some() => vec![graph],
+                None => {
+                    return Err(IndexError::corrupt(
+                        dir.join(&name),
+                        "graph file not in manifest",
+                    ));
+                }
+            }
+        }
     };
-    let search = entry(SEARCH);
     // Verify what is read now; a new-format directory leaves its hnsw_rs dump to `GraphSource`,
     // and `read_search` hashes `search.bin` as it reads it.
     for file in &manifest.files {
@@ -689,6 +773,7 @@ pub(crate) fn load_full(
             dir: dir.to_path_buf(),
             basename,
             files: graph_files,
+            dump_order: OnceLock::new(),
         });
         return Ok(index);
     }
@@ -779,9 +864,18 @@ mod tests {
         let source = loaded.graph_source.as_ref().unwrap();
         let n = loaded.ids.len();
         let vectors = loaded.node_table().unwrap();
+        // The vectors are saved once: hnsw_rs's data file is written back for its loader and
+        // removed again.
+        let data = dir.join("graph.hnsw.data");
+        assert!(!data.exists());
         assert!(source.load(8, vectors, n).is_ok());
-        for name in ["graph.hnsw.graph", "graph.hnsw.data"] {
-            let path = dir.join(name);
+        assert!(!data.exists());
+        // A data file left by a killed load is replaced.
+        fs::write(&data, b"left over").unwrap();
+        assert!(source.load(8, vectors, n).is_ok());
+        assert!(!data.exists());
+        {
+            let path = dir.join("graph.hnsw.graph");
             let original = fs::read(&path).unwrap();
             let mut bytes = original.clone();
             bytes[original.len() / 2] ^= 1;
@@ -793,10 +887,17 @@ mod tests {
             assert!(matches!(err, IndexError::Corrupt { .. }), "{err:?}");
             fs::write(&path, &original).unwrap();
         }
-        // A dump that verifies but disagrees with the vector table is refused too.
-        let mut other = vectors.iter().copied().collect::<Vec<f32>>();
-        other[5] += 1.0;
-        let err = source.load(8, &other, n).err().unwrap();
-        assert!(matches!(err, IndexError::Corrupt { .. }), "{err:?}");
+        // A dump order that is not the graph file's is an error (hnsw_rs's assertion, caught),
+        // and the written file is still removed.
+        let mut order = source.dump_order.get().unwrap().clone();
+        order.swap(0, n - 1);
+        let wrong = GraphSource {
+            dir: source.dir.clone(),
+            basename: source.basename.clone(),
+            files: source.files.clone(),
+            dump_order: OnceLock::from(order),
+        };
+        assert!(wrong.load(8, vectors, n).is_err());
+        assert!(!data.exists());
     }
 }

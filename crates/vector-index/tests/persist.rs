@@ -1,5 +1,6 @@
 //! save / load: same results after reload, further updates after reload, corruption detected,
-//! directories of the format before `search.bin` still loading.
+//! directories of earlier formats (before `search.bin`, and with its version 1, which kept
+//! hnsw_rs's copy of the vectors) still loading.
 
 mod common;
 
@@ -28,6 +29,39 @@ fn dir_size(dir: &Path) -> u64 {
         .map(|e| e.unwrap().metadata().unwrap().len())
         .sum()
 }
+
+/// A copy of `tests/fixtures/<name>`, a directory an earlier version saved, to load and damage.
+fn fixture(name: &str) -> (tempfile::TempDir, PathBuf) {
+    let from = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name);
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join(name);
+    fs::create_dir(&dir).unwrap();
+    for path in files(&from) {
+        fs::copy(&path, dir.join(path.file_name().unwrap())).unwrap();
+    }
+    (tmp, dir)
+}
+
+/// The items `tests/fixtures/search-v1` was saved from by rag-index at 2054fb0 (its last
+/// version-1 writer): `random_items(21, 600, 16, 500)` in `params()`, every fifth id deleted.
+fn fixture_items() -> Vec<(u64, Vec<f32>)> {
+    random_items(21, 600, 16, 500)
+        .into_iter()
+        .filter(|(id, _)| (id - 500) % 5 != 0)
+        .collect()
+}
+
+fn names(dir: &Path) -> Vec<String> {
+    files(dir)
+        .iter()
+        .map(|p| p.file_name().unwrap().to_str().unwrap().to_string())
+        .collect()
+}
+
+/// What a save writes: one copy of the vectors, in `search.bin`.
+const SAVED_FILES: [&str; 4] = ["MANIFEST", "graph.hnsw.graph", "search.bin", "slots.bin"];
 
 fn saved(n: usize, dim: usize) -> (tempfile::TempDir, PathBuf, VectorIndex) {
     let items = random_items(21, n, dim, 500);
@@ -149,7 +183,7 @@ fn empty_index_round_trips() {
     );
 }
 
-/// Turns a saved directory into what the version before `search.bin` wrote: the same files
+/// Turns a version-1 directory into what the version before `search.bin` wrote: the same files
 /// without it, and a manifest (with its checksum) that does not list it.
 fn make_old_format(dir: &Path) {
     fs::remove_file(dir.join("search.bin")).unwrap();
@@ -211,9 +245,8 @@ fn files(dir: &Path) -> Vec<PathBuf> {
 #[test]
 fn any_flipped_byte_is_detected() {
     let (_tmp, dir, index) = saved(500, 8);
-    let names = files(&dir);
-    assert_eq!(names.len(), 5, "{names:?}");
-    for path in names {
+    assert_eq!(names(&dir), SAVED_FILES);
+    for path in files(&dir) {
         let original = fs::read(&path).unwrap();
         for at in [0, original.len() / 2, original.len() - 1] {
             let mut bytes = original.clone();
@@ -277,9 +310,19 @@ fn compaction_shrinks_what_is_saved() {
 #[test]
 fn old_format_directories_load_and_are_fully_checked() {
     let dim = 16;
-    let (_tmp, dir, index) = saved(2500, dim);
+    let (_keep, v1) = fixture("search-v1");
+    let index = VectorIndex::load(&v1, params()).unwrap();
+    let (_tmp, dir) = fixture("search-v1");
     make_old_format(&dir);
-    assert_eq!(files(&dir).len(), 4);
+    assert_eq!(
+        names(&dir),
+        [
+            "MANIFEST",
+            "graph.hnsw.data",
+            "graph.hnsw.graph",
+            "slots.bin"
+        ]
+    );
     let mut loaded = VectorIndex::load(&dir, params()).unwrap();
     assert_eq!(
         (loaded.len(), loaded.tombstones()),
@@ -291,14 +334,14 @@ fn old_format_directories_load_and_are_fully_checked() {
             index.search(&q, 10, None).unwrap()
         );
     }
-    // It updates and saves in the new format, which loads without the hnsw_rs dump.
+    // It updates and saves in the current format, which loads without the hnsw_rs dump.
     let extra = random_items(34, 20, dim, 800_000);
     for (id, v) in &extra {
         loaded.insert(*id, v).unwrap();
     }
     let dir2 = dir.with_file_name("new-format");
     loaded.save(&dir2).unwrap();
-    assert_eq!(files(&dir2).len(), 5);
+    assert_eq!(names(&dir2), SAVED_FILES);
     let again = VectorIndex::load(&dir2, params()).unwrap();
     for q in queries(35, 20, dim) {
         assert_eq!(
@@ -318,6 +361,67 @@ fn old_format_directories_load_and_are_fully_checked() {
         fs::write(&path, &original).unwrap();
     }
     VectorIndex::load(&dir, params()).unwrap();
+}
+
+/// A directory whose `search.bin` is version 1 lists hnsw_rs's data file, a second copy of
+/// the vectors: it searches from `search.bin`, loads its graph from the data file when an
+/// update needs it, and its next save stores the vectors once.
+#[test]
+fn version_1_directories_load_update_and_save_the_vectors_once() {
+    let (_tmp, dir) = fixture("search-v1");
+    assert_eq!(
+        names(&dir),
+        [
+            "MANIFEST",
+            "graph.hnsw.data",
+            "graph.hnsw.graph",
+            "search.bin",
+            "slots.bin"
+        ]
+    );
+    let items = fixture_items();
+    let mut loaded = VectorIndex::load(&dir, params()).unwrap();
+    assert_eq!((loaded.len(), loaded.tombstones()), (480, 120));
+    // Every saved vector is its own nearest neighbour, through the graph.
+    for (id, v) in items.iter().step_by(7) {
+        assert_eq!(loaded.search_graph(v, 1, 32, None).unwrap()[0].0, *id);
+    }
+    let extra = random_items(38, 30, 16, 900_000);
+    for (id, v) in &extra {
+        loaded.insert(*id, v).unwrap();
+    }
+    loaded.delete(501);
+    let dir2 = dir.with_file_name("saved-again");
+    loaded.save(&dir2).unwrap();
+    assert_eq!(names(&dir2), SAVED_FILES);
+    assert_eq!(
+        names(&dir),
+        [
+            "MANIFEST",
+            "graph.hnsw.data",
+            "graph.hnsw.graph",
+            "search.bin",
+            "slots.bin"
+        ],
+        "loading the graph changed the old directory"
+    );
+    let mut again = VectorIndex::load(&dir2, params()).unwrap();
+    assert_eq!(again.len(), 480 + 30 - 1);
+    for q in queries(39, 20, 16) {
+        assert_eq!(
+            again.search(&q, 10, None).unwrap(),
+            loaded.search(&q, 10, None).unwrap()
+        );
+    }
+    // The graph of a version-2 directory loads from its one copy too: another full save.
+    again.insert(7_000_000, &extra[0].1).unwrap();
+    let dir3 = dir.with_file_name("third");
+    again.save(&dir3).unwrap();
+    assert_eq!(names(&dir2), SAVED_FILES, "the data file was left behind");
+    let third = VectorIndex::load(&dir3, params()).unwrap();
+    for (id, v) in items.iter().skip(1).step_by(11) {
+        assert_eq!(third.search_graph(v, 1, 32, None).unwrap()[0].0, *id);
+    }
 }
 
 #[test]
@@ -342,13 +446,5 @@ fn loaded_index_saves_after_deletes_only() {
             index.search(&q, 10, None).unwrap()
         );
     }
-    // The dump written by that `save` is a complete graph in its own right.
-    make_old_format(&dir2);
-    let old = VectorIndex::load(&dir2, params()).unwrap();
-    for q in queries(37, 20, dim) {
-        assert_eq!(
-            old.search(&q, 10, None).unwrap(),
-            index.search(&q, 10, None).unwrap()
-        );
-    }
+    assert_eq!(names(&dir2), SAVED_FILES);
 }

@@ -41,7 +41,7 @@ fn workload() {
     loaded.compact().unwrap();
     // The hnsw_rs dump is read on first need: without it the index still loads for searching,
     // and the first insert rebuilds the graph from the saved vectors.
-    std::fs::remove_file(dir.join("graph.hnsw.data")).unwrap();
+    std::fs::remove_file(dir.join("graph.hnsw.graph")).unwrap();
     let mut lazy = VectorIndex::load(&dir, params.clone()).unwrap();
     lazy.insert(8_000_000, &q).unwrap();
     std::fs::remove_file(dir.join("search.bin")).unwrap();
