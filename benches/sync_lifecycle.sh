@@ -8,6 +8,8 @@
 #
 # Options: --quick | --no-langchain | --no-scale | --scale-only (no Traefik workloads) |
 #          --scale-files N[,N...] (default 100000; several sizes show how costs grow) |
+#          --sections-per-file K (sections of the corpus in each generated file, default 1;
+#          10 gives ~1M chunks in ~100k files, the chunks per file of real docs) |
 #          --edits N (one-file edits in a row at scale, default 3) | --bin PATH (that binary) |
 #          --no-build | --keep (keep the temp folder) | --json FILE (raw results, one per line) |
 #          --corpus DIR (another docs folder, for trying the script out)
@@ -29,7 +31,7 @@ root="$(cd "$here/.." && pwd)"
 corpus="$(cd "$root/../shared/corpora/traefik/docs" && pwd)"
 model="$root/models/all-MiniLM-L6-v2"
 
-langchain=1 scale=1 traefik=1 build=1 keep=0 scale_files=100000 edits=3 json_out="" given_bin=""
+langchain=1 scale=1 traefik=1 build=1 keep=0 scale_files=100000 sections=1 edits=3 json_out="" given_bin=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --quick) langchain=0 scale=0 ;;
@@ -37,13 +39,14 @@ while [ $# -gt 0 ]; do
         --no-scale) scale=0 ;;
         --scale-only) traefik=0 langchain=0 ;;
         --scale-files) scale_files="$2"; shift ;;
+        --sections-per-file) sections="$2"; shift ;;
         --edits) edits="$2"; shift ;;
         --bin) given_bin="$2"; build=0; shift ;;
         --no-build) build=0 ;;
         --keep) keep=1 ;;
         --json) json_out="$2"; shift ;;
         --corpus) corpus="$(cd "$2" && pwd)"; shift ;;
-        -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
         *) echo "unknown option: $1" >&2; exit 2 ;;
     esac
     shift
@@ -236,15 +239,16 @@ if [ "$scale" = 1 ]; then
 scale_run() {
     local files="$1"
     big="$work/big-$files"
-    log "generating $files small Markdown files"
+    log "generating $files small Markdown files ($sections section(s) each)"
     # Each file: front matter with the section's document title and a unique id, then one
     # section (<= ~700 bytes) of a corpus file. Front matter other than the title is never
     # embedded, so files built from the same section share their chunks' vectors: the full sync
     # embeds each distinct section once, and every file's bytes still differ. mtimes are set a
-    # day back, like a folder that has been sitting there.
-    python3 - "$corpus" "$big" "$files" <<'EOF'
+    # day back, like a folder that has been sitting there. With K sections per file, file i
+    # holds K consecutive sections of the pool (from section K*i), under the first one's title.
+    python3 - "$corpus" "$big" "$files" "$sections" <<'EOF'
 import os, re, sys, time
-corpus, out, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+corpus, out, n, k = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 sections = []
 for dirpath, _, names in os.walk(corpus):
     for name in sorted(names):
@@ -283,7 +287,9 @@ for title, lines in sections:
         pool.append((title.replace('"', "'"), body))
 old = time.time() - 86400
 for i in range(n):
-    title, body = pool[i % len(pool)]
+    picked = [pool[(i * k + j) % len(pool)] for j in range(k)]
+    title = picked[0][0]
+    body = "\n\n".join(b for _, b in picked)
     d = os.path.join(out, f"d{i // 1000:03d}")
     if i % 1000 == 0:
         os.makedirs(d, exist_ok=True)
@@ -291,7 +297,7 @@ for i in range(n):
     with open(p, "w", encoding="utf-8") as f:
         f.write(f'---\ntitle: "{title}"\nid: {i}\n---\n{body}\n')
     os.utime(p, (old, old))
-print(f"{len(pool)} distinct sections, {n} files", file=sys.stderr)
+print(f"{len(pool)} distinct sections, {n} files of {k}", file=sys.stderr)
 EOF
     big_index="$work/big-$files.idx"
     scale_sync() {
@@ -310,7 +316,7 @@ EOF
         rss=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$work/timev.txt")
         # How the graph was saved: one directory is a full save, two a delta beside its base.
         graphs=$(find "$big_index" -maxdepth 1 -name 'graph-*' -type d | wc -l)
-        record system='"rag-index"' step="\"$step\"" files="$files" run="$run" load="$load" exit="$rc" \
+        record system='"rag-index"' step="\"$step\"" files="$files" sections="$sections" run="$run" load="$load" exit="$rc" \
             wall_ms=$(((t1 - t0) / 1000000)) rss_kb="$rss" graph_dirs="$graphs" report="$(cat "$work/out.json")"
         log "rag-index $step at $files files: $(cat "$work/out.json") wall $(((t1 - t0) / 1000000)) ms, peak RSS $rss KB, $graphs graph dir(s)"
     }
@@ -434,7 +440,8 @@ def at(step, n):
     return [r for r in rows if r["step"] == step and r.get("files") == n]
 for n in sizes:
     size = next((r for r in at("scale-size", n) if r["system"] == "rag-index-facts"), {})
-    print(f"\n## Scale: {n:,} generated small Markdown files\n")
+    k = at("scale-full", n)[0].get("sections", 1)
+    print(f"\n## Scale: {n:,} generated small Markdown files ({k} corpus section(s) each)\n")
     print("| run | wall | in sync | peak RSS | counts | graph saved as | load |")
     print("|---|---|---|---|---|---|---|")
     for r in at("scale-full", n) + at("scale-noop", n) + at("scale-edit", n):
