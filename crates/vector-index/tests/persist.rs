@@ -62,6 +62,14 @@ fn names(dir: &Path) -> Vec<String> {
 
 /// What a save writes: one copy of the vectors, in `search.bin`.
 const SAVED_FILES: [&str; 4] = ["MANIFEST", "graph.hnsw.graph", "search.bin", "slots.bin"];
+/// What a version-1 save wrote: hnsw_rs's data file held a second copy of the vectors.
+const VERSION_1_FILES: [&str; 5] = [
+    "MANIFEST",
+    "graph.hnsw.data",
+    "graph.hnsw.graph",
+    "search.bin",
+    "slots.bin",
+];
 
 fn saved(n: usize, dim: usize) -> (tempfile::TempDir, PathBuf, VectorIndex) {
     let items = random_items(21, n, dim, 500);
@@ -369,16 +377,7 @@ fn old_format_directories_load_and_are_fully_checked() {
 #[test]
 fn version_1_directories_load_update_and_save_the_vectors_once() {
     let (_tmp, dir) = fixture("search-v1");
-    assert_eq!(
-        names(&dir),
-        [
-            "MANIFEST",
-            "graph.hnsw.data",
-            "graph.hnsw.graph",
-            "search.bin",
-            "slots.bin"
-        ]
-    );
+    assert_eq!(names(&dir), VERSION_1_FILES);
     let items = fixture_items();
     let mut loaded = VectorIndex::load(&dir, params()).unwrap();
     assert_eq!((loaded.len(), loaded.tombstones()), (480, 120));
@@ -396,13 +395,7 @@ fn version_1_directories_load_update_and_save_the_vectors_once() {
     assert_eq!(names(&dir2), SAVED_FILES);
     assert_eq!(
         names(&dir),
-        [
-            "MANIFEST",
-            "graph.hnsw.data",
-            "graph.hnsw.graph",
-            "search.bin",
-            "slots.bin"
-        ],
+        VERSION_1_FILES,
         "loading the graph changed the old directory"
     );
     let mut again = VectorIndex::load(&dir2, params()).unwrap();
