@@ -359,11 +359,7 @@ fn a_damaged_store_is_a_report_and_a_rebuild_not_a_panic() {
         );
         run_expect(&["verify", "--index", s(&index)], 0);
     }
-    let aside = std::fs::read_dir(&index)
-        .unwrap()
-        .flatten()
-        .filter(|e| e.file_name().to_string_lossy().contains(".damaged-"))
-        .count();
+    let aside = entries_where(&index, |name| name.contains(".damaged-")).len();
     assert_eq!(aside, 3, "every damaged store is kept aside, none deleted");
 }
 
@@ -400,14 +396,12 @@ fn a_damaged_delta_or_delta_base_is_reported_and_rebuilt_by_the_next_sync() {
         .expect("a Markdown file");
     // The graph directory whose manifest names a base, and that base.
     let delta_and_base = || {
-        std::fs::read_dir(&index)
-            .unwrap()
-            .flatten()
-            .filter(|e| e.file_name().to_string_lossy().starts_with("graph-"))
-            .find_map(|e| {
-                let manifest = std::fs::read_to_string(e.path().join("MANIFEST")).ok()?;
+        entries_where(&index, |name| name.starts_with("graph-"))
+            .into_iter()
+            .find_map(|dir| {
+                let manifest = std::fs::read_to_string(dir.join("MANIFEST")).ok()?;
                 let base = manifest.lines().find_map(|l| l.strip_prefix("base="))?;
-                Some((e.path(), index.join(base)))
+                Some((dir, index.join(base)))
             })
             .expect("an edit saves a delta")
     };
@@ -436,13 +430,19 @@ fn a_damaged_delta_or_delta_base_is_reported_and_rebuilt_by_the_next_sync() {
         // A no-op sync rebuilds it as one full save; nothing damaged is kept.
         sync(&docs, &index, 0);
         run_expect(&["verify", "--index", s(&index)], 0);
-        let graphs = std::fs::read_dir(&index)
-            .unwrap()
-            .flatten()
-            .filter(|e| e.file_name().to_string_lossy().starts_with("graph-"))
-            .count();
+        let graphs = entries_where(&index, |name| name.starts_with("graph-")).len();
         assert_eq!(graphs, 1, "after rebuilding a damaged {damaged}");
     }
+}
+
+/// The entries of `dir` whose names `keep` accepts.
+fn entries_where(dir: &Path, keep: impl Fn(&str) -> bool) -> Vec<PathBuf> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .filter(|e| keep(&e.file_name().to_string_lossy()))
+        .map(|e| e.path())
+        .collect()
 }
 
 /// As root, permission bits do not stop reads: run the binary as `nobody` then.
