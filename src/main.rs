@@ -94,6 +94,9 @@ enum Command {
         /// Merge target for chunk sizes, in model tokens.
         #[arg(long, value_name = "N")]
         target_tokens: Option<usize>,
+        /// Leave out the row records of keyed tables, as `sync --no-table-records` does.
+        #[arg(long)]
+        no_table_records: bool,
     },
     /// Print every live chunk as one JSON object per line.
     Dump {
@@ -208,7 +211,11 @@ fn run(cli: Cli) -> Result<ExitCode> {
             files,
             json,
             target_tokens,
-        } => commands::chunks::run(model_dir, &files, json, index_config(target_tokens, false)?),
+            no_table_records,
+        } => {
+            let config = index_config(target_tokens, !no_table_records)?;
+            commands::chunks::run(model_dir, &files, json, config)
+        }
         Command::Dump { index, vectors } => commands::inspect::dump(model_dir, index, vectors),
         Command::Embed { json: _ } => commands::inspect::embed(model_dir),
         Command::Stats {

@@ -46,10 +46,13 @@ pub struct SyncFlags {
     /// Merge target for chunk sizes, in model tokens (changing it needs --reindex).
     #[arg(long, value_name = "N")]
     pub target_tokens: Option<usize>,
-    /// Also index each row of a keyed table as a self-contained record, with its key in
-    /// metadata (`--filter row_key=...`). Off by default: it lowered dev-set recall (see
-    /// README). Changing it needs --reindex.
+    /// Do not index each row of a keyed table as a record of its own (its header and that row,
+    /// with the key in metadata for `--filter row_key=...`); the tables stay indexed whole.
+    /// Changing it needs --reindex.
     #[arg(long)]
+    pub no_table_records: bool,
+    /// Records are the default now; the flag is still accepted.
+    #[arg(long, hide = true, conflicts_with = "no_table_records")]
     pub table_records: bool,
 }
 
@@ -74,7 +77,7 @@ impl SyncFlags {
             wait: self.wait,
             verbose,
             options,
-            config: index_config(self.target_tokens, self.table_records)?,
+            config: index_config(self.target_tokens, !self.no_table_records)?,
         })
     }
 }

@@ -27,7 +27,7 @@ pub fn watcher(model_dir: Option<&Path>, dir: &Path, index: Option<PathBuf>) -> 
     let index = rag_watch::open_writer(
         &index_dir,
         embedder,
-        index_config(None, false)?,
+        index_config(None, true)?,
         &options,
         &AtomicBool::new(false),
     )

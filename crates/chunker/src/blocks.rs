@@ -151,7 +151,7 @@ pub(crate) fn delimiter_rewrites(
     }
 }
 
-fn compact_delimiter(row: &str) -> String {
+pub(crate) fn compact_delimiter(row: &str) -> String {
     let inner = row.strip_prefix('|').unwrap_or(row);
     let inner = inner.strip_suffix('|').unwrap_or(inner);
     let cells: Vec<String> = inner

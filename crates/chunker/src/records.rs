@@ -2,10 +2,13 @@
 //!
 //! A question about one row of an options table competes with every near-identical row of the
 //! same chunk. A table whose rows are keyed records (one column holds distinct, identifier-like
-//! values) therefore also yields one chunk per row: the breadcrumb, the table's caption, then
-//! `Column: value; Column: value; ...`, so the row reads alone. The table itself is still
-//! chunked as before; records and table chunks share a `table_group` so a searcher can collapse
-//! one table's representations.
+//! values) therefore also yields one chunk per row: the breadcrumb, the table's caption, then the
+//! header row, the delimiter and that one row, so the row reads alone under its column names.
+//! The lines are the source's own (only the delimiter is compacted, as in every table chunk): a
+//! record quotes the document, so what a model cites from it can be found in the file, and a
+//! record is a near-duplicate of the table chunk that holds its row, which dedup collapses to
+//! whichever ranks first. The table itself is still chunked as before; records and table chunks
+//! share a `table_group` so a searcher can keep one record per table.
 //!
 //! The rule, in the order it is checked (a table failing 1-3 is silently not a record table, one
 //! failing 4-5 gets no records and a warning naming the row):
@@ -25,7 +28,7 @@ use std::ops::Range;
 
 use serde_json::{Map, Value};
 
-use crate::blocks::{Block, Kind, is_delimiter_row, lines};
+use crate::blocks::{Block, Kind, compact_delimiter, is_delimiter_row, lines};
 use crate::pack::{PackContext, section_path};
 
 /// Tables with fewer data rows stay whole without records: a table of a handful of rows fits in
@@ -43,7 +46,8 @@ const MAX_KEY_WORDS: usize = 6;
 /// One row record, ready to become a chunk.
 pub(crate) struct Record {
     pub path: Vec<String>,
-    /// Exactly what gets embedded: breadcrumb, blank line, caption, blank line, the row.
+    /// Exactly what gets embedded: breadcrumb, blank line, caption, blank line, header row,
+    /// delimiter row, the row.
     pub text: String,
     pub tokens: usize,
     /// The row's line in the source, without indentation.
@@ -111,6 +115,7 @@ struct Walker<'w, 'c, 'a> {
 /// A GFM table's rows, as line ranges in the source (trimmed of indentation).
 struct Rows {
     header: Range<usize>,
+    delimiter: Range<usize>,
     data: Vec<Range<usize>>,
 }
 
@@ -140,6 +145,7 @@ impl Walker<'_, '_, '_> {
         // The range may start before the table (a tiled first child holds its parent's marker).
         let d = (1..ls.len()).find(|&k| is_delimiter_row(&src[ls[k].clone()]))?;
         let header = ls[d - 1].clone();
+        let delimiter = ls[d].clone();
         // Rows inside block quotes carry quote markers: not worth parsing as records.
         if src[header.clone()].starts_with('>') {
             return None;
@@ -149,7 +155,11 @@ impl Walker<'_, '_, '_> {
             .filter(|l| !l.is_empty())
             .cloned()
             .collect();
-        Some(Rows { header, data })
+        Some(Rows {
+            header,
+            delimiter,
+            data,
+        })
     }
 
     fn group(&mut self, header: &str) -> String {
@@ -235,11 +245,16 @@ impl Walker<'_, '_, '_> {
         let caption = caption
             .map(|p| collapse(&src[p.range.clone()]))
             .filter(|t| cx.str_tokens(t) <= cx.max_tokens / 8);
-        let names: Vec<String> = header.iter().map(|h| rich(h)).collect();
+        // The header and delimiter lines every record repeats above its row.
+        let head = format!(
+            "{}\n{}\n",
+            &src[rows.header.clone()],
+            compact_delimiter(&src[rows.delimiter.clone()])
+        );
         let filter_name = filter_key(&key_column);
         let counting = cx.tokens.counting;
         let mut made = 0;
-        for ((r, c), key) in rows.data.iter().zip(&row_cells).zip(&keys) {
+        for (r, key) in rows.data.iter().zip(&keys) {
             if made == MAX_RECORDS {
                 break;
             }
@@ -249,7 +264,8 @@ impl Walker<'_, '_, '_> {
                 body.push_str(caption);
                 body.push_str("\n\n");
             }
-            body.push_str(&row_text(&names, c));
+            body.push_str(&head);
+            body.push_str(&src[r.clone()]);
             let mut text = String::with_capacity(breadcrumb.len() + 2 + body.len());
             if !breadcrumb.is_empty() {
                 text.push_str(&breadcrumb);
@@ -294,24 +310,6 @@ impl Walker<'_, '_, '_> {
             self.found.groups.push((rows.header.start..end, group));
         }
     }
-}
-
-/// `Column: value; Column: value; ...`, leaving out empty cells (an empty value says nothing)
-/// and writing a value alone when its column has no name.
-fn row_text(names: &[String], cells: &[&str]) -> String {
-    let mut parts = Vec::with_capacity(cells.len());
-    for (name, cell) in names.iter().zip(cells) {
-        let value = rich(cell);
-        if value.is_empty() {
-            continue;
-        }
-        if name.is_empty() {
-            parts.push(value);
-        } else {
-            parts.push(format!("{name}: {value}"));
-        }
-    }
-    parts.join("; ")
 }
 
 /// The cells of a table row, untrimmed of markup: split at unescaped `|` (as GFM does, also

@@ -34,9 +34,11 @@ fn render_with(chunker: &rag_chunker::Chunker, rel: &str) -> String {
     out
 }
 
+/// The table alone, as `--no-table-records` indexes it.
 #[test]
 fn option_table() {
-    insta::assert_snapshot!(render(
+    insta::assert_snapshot!(render_with(
+        &common::chunker_without_records(),
         "reference/routing-configuration/http/middlewares/compress.md"
     ));
 }

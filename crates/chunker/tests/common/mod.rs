@@ -23,10 +23,19 @@ pub fn chunker() -> Chunker {
     Chunker::new(hf(), ChunkerConfig::default()).expect("default config")
 }
 
-/// The default configuration with row records of keyed tables turned on.
+/// Row records of keyed tables on (the default), said explicitly for the tests about them.
 pub fn chunker_with_records() -> Chunker {
     let config = ChunkerConfig {
         table_records: true,
+        ..ChunkerConfig::default()
+    };
+    Chunker::new(hf(), config).expect("config")
+}
+
+/// The default configuration with row records of keyed tables turned off.
+pub fn chunker_without_records() -> Chunker {
+    let config = ChunkerConfig {
+        table_records: false,
         ..ChunkerConfig::default()
     };
     Chunker::new(hf(), config).expect("config")
