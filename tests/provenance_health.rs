@@ -115,6 +115,13 @@ fn the_health_report_finds_duplicates_failures_and_stale_sources() {
     )
     .unwrap();
     std::fs::write(docs.join("broken.md"), b"# Broken\n\n\xff\xfe not UTF-8\n").unwrap();
+    let parts = |third: &str| {
+        format!(
+            "# Parts\n\n| SKU | Lead time |\n|---|---|\n| A1 | 3 days |\n| A2 | 4 days |\n\
+             | {third} | 5 days |\n| A3 | 6 days |\n"
+        )
+    };
+    std::fs::write(docs.join("parts.md"), parts("A1")).unwrap();
     let old = SystemTime::UNIX_EPOCH + Duration::from_secs(1_600_000_000);
     std::fs::File::options()
         .write(true)
@@ -171,5 +178,165 @@ fn the_health_report_finds_duplicates_failures_and_stale_sources() {
     assert!(
         text.contains("broken.md") && text.contains("duplicated texts: 1"),
         "{text}"
+    );
+
+    // A table skipped as records stays in the report through syncs that do not read its file
+    // again, and leaves it once the file is mended.
+    let table_warnings = |index: &std::path::Path| -> Vec<String> {
+        let out = run_expect(
+            &[
+                "stats",
+                "--health",
+                "--json",
+                "--index",
+                index.to_str().unwrap(),
+            ],
+            0,
+        );
+        let health: serde_json::Value = serde_json::from_str(&out).unwrap();
+        health["last_sync"]["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|w| w["path"] == "parts.md")
+            .map(|w| w["error"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let expected =
+        ["line 7: table key \"A1\" repeats the row of line 5; the table gets no row records"];
+    assert_eq!(table_warnings(&index), expected);
+    let again = common::sync(&docs, &index, 1);
+    assert_eq!(again["files"]["unchanged"], 4, "{again}");
+    assert_eq!(again["warnings"].as_array().unwrap().len(), 0, "{again}");
+    assert_eq!(
+        table_warnings(&index),
+        expected,
+        "kept by a sync that did not read parts.md"
+    );
+    std::fs::write(docs.join("parts.md"), parts("A4")).unwrap();
+    common::sync(&docs, &index, 1);
+    assert!(table_warnings(&index).is_empty());
+    let skus: Vec<String> = dump(&index)
+        .iter()
+        .filter(|c| c["path"] == "parts.md" && c["metadata"]["record"] == "table_row")
+        .map(|c| c["metadata"]["sku"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(skus, ["A1", "A2", "A4", "A3"]);
+}
+
+/// Row records on by default, end to end with the real model: every row of a keyed options table
+/// is also a chunk of its own (the source's header and that row), the key filter and the key
+/// column's filter find exactly that row first, one table takes one record among the hits, and a
+/// table whose keys repeat gets a warning naming the file and line instead of records.
+#[test]
+fn keyed_table_rows_are_records_found_by_their_key() {
+    let work = tempfile::tempdir().unwrap();
+    let docs = work.path().join("docs");
+    let ratelimit = "reference/routing-configuration/http/middlewares/ratelimit.md";
+    let distributed = "reference/routing-configuration/http/middlewares/distributed-ratelimit.md";
+    let entrypoints = "reference/install-configuration/entrypoints.md";
+    copy_corpus_files(&docs, &[ratelimit, distributed, entrypoints]);
+    let index = RagIndex::open(
+        &work.path().join("index"),
+        embedder(),
+        IndexConfig::default(),
+    )
+    .unwrap();
+    let report = sync_in_process(&index, &docs);
+
+    let src = std::fs::read_to_string(docs.join(ratelimit)).unwrap();
+    let chunks = index.dump().unwrap();
+    let records: Vec<_> = chunks
+        .iter()
+        .filter(|c| c.path == ratelimit && c.metadata.get("record") == Some(&"table_row".into()))
+        .collect();
+    let dial = records
+        .iter()
+        .find(|c| c.metadata["row_key"] == "redis.dialTimeout")
+        .expect("a record for the redis.dialTimeout row");
+    let row = &src[dial.byte_range.start as usize..dial.byte_range.end as usize];
+    assert!(
+        row.contains("`redis.dialTimeout`") && row.contains("| 5s |"),
+        "{row}"
+    );
+    assert!(
+        dial.text.ends_with(row)
+            && dial
+                .text
+                .contains("| Field      | Description       | Default | Required |"),
+        "the record is the header and the row as written: {}",
+        dial.text
+    );
+    assert_eq!(dial.metadata["key_column"], "Field");
+    assert_eq!(dial.metadata["field"], "redis.dialTimeout");
+    let rows_in_file = src
+        .lines()
+        .filter(|l| l.starts_with("| <a id=\"opt-") && l.contains("`redis."))
+        .count();
+    let redis_records = records
+        .iter()
+        .filter(|c| {
+            c.metadata["row_key"]
+                .as_str()
+                .unwrap()
+                .starts_with("redis.")
+        })
+        .count();
+    assert!(rows_in_file >= 10, "{rows_in_file}");
+    assert_eq!(redis_records, rows_in_file, "one record per redis.* row");
+
+    // The key filter, and the key column's own name, find exactly that row first.
+    let question = "What is the default timeout for establishing new connections?";
+    for filter in ["row_key=redis.dialTimeout", "field=redis.dialTimeout"] {
+        let request = SearchRequest::new(question, Access::public())
+            .k(5)
+            .filter(filter.parse().unwrap());
+        let hits = index.search_with(&request).unwrap();
+        assert_eq!(hits.len(), 1, "{filter}: only the record has that key");
+        assert_eq!(hits[0].chunk.chunk_id, dial.chunk_id, "{filter}");
+    }
+
+    // Unfiltered, the row's record answers first with the words of its row, and no table holds
+    // two of the ten places through its records.
+    let request = SearchRequest::new(
+        "What's the default dial timeout when the rate limiter connects to Redis?",
+        Access::public(),
+    )
+    .k(10);
+    let hits = index.search_with(&request).unwrap();
+    assert!(
+        hits[..3].iter().any(|h| h.chunk.chunk_id == dial.chunk_id),
+        "{:?}",
+        hits.iter().map(|h| &h.chunk.text).collect::<Vec<_>>()
+    );
+    let mut groups = std::collections::HashSet::new();
+    for h in hits
+        .iter()
+        .filter(|h| h.chunk.metadata.contains_key("record"))
+    {
+        let group = (
+            h.chunk.path.clone(),
+            h.chunk.metadata["table_group"].to_string(),
+        );
+        assert!(
+            groups.insert(group),
+            "two records of one table: {}",
+            h.chunk.text
+        );
+    }
+
+    // Duplicate keys: a warning with file and line, and no record of that table.
+    assert!(
+        report.warnings.iter().any(|w| w.path == entrypoints
+            && w.error.contains("repeats the row of line")
+            && w.error.contains("the table gets no row records")),
+        "{:?}",
+        report.warnings
+    );
+    assert!(
+        chunks
+            .iter()
+            .filter(|c| c.path == entrypoints && c.metadata.contains_key("record"))
+            .all(|c| c.metadata["key_column"] != "EncodeQuerySemicolons")
     );
 }

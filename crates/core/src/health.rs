@@ -22,16 +22,56 @@ const MIN_DUPLICATE_WORDS: usize = 8;
 /// A chunk within this share of the cap is reported as near it.
 const NEAR_CAP: f64 = 0.95;
 
-/// What the last sync could not index, and what it indexed with a problem.
+/// What the last sync could not index, and which indexed files have a problem.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct LastSync {
     /// When it finished (RFC 3339 UTC).
     pub finished_at: String,
     /// Files not indexed, and why.
     pub errors: Vec<FileError>,
-    /// Files indexed with a problem (front matter left out, blobs left out, tables without
-    /// row records, ...).
+    /// Indexed files with a problem (front matter left out, blobs left out, tables without
+    /// row records, ...), as found by the sync that last read each file: a warning is only
+    /// found when a file is chunked, so those of files the last sync did not read again are
+    /// carried over from the syncs before it.
     pub warnings: Vec<FileError>,
+}
+
+impl LastSync {
+    /// This sync's problems, plus the earlier warnings of files it did not read again.
+    /// `reread` says whether this sync chunked or removed a path (so its old warnings are void).
+    pub(crate) fn after(
+        previous: Option<LastSync>,
+        errors: Vec<FileError>,
+        mut warnings: Vec<FileError>,
+        reread: impl Fn(&str) -> bool,
+    ) -> LastSync {
+        if let Some(previous) = previous {
+            let kept = previous.warnings.into_iter().filter(|w| !reread(&w.path));
+            warnings.extend(kept);
+            warnings.sort_by(|a, b| a.path.cmp(&b.path));
+        }
+        LastSync {
+            finished_at: crate::provenance::rfc3339(crate::provenance::now_ns()),
+            errors,
+            warnings,
+        }
+    }
+}
+
+/// Whether a chunk's metadata marks it as a table row record.
+fn is_row_record(metadata_json: &str) -> bool {
+    #[derive(Deserialize)]
+    struct Tag {
+        record: Option<String>,
+    }
+    serde_json::from_str::<Tag>(metadata_json)
+        .is_ok_and(|tag| tag.record.as_deref() == Some("table_row"))
+}
+
+/// The problems the last sync recorded in `dir`, if any can be read.
+pub(crate) fn load_last_sync(dir: &Path) -> Option<LastSync> {
+    let bytes = std::fs::read(dir.join(LAST_SYNC_FILE)).ok()?;
+    serde_json::from_slice(&bytes).ok()
 }
 
 /// One paragraph found in several chunks.
@@ -88,7 +128,7 @@ pub struct HealthReport {
     pub token_cap: usize,
     /// Chunks near it.
     pub near_token_cap: Vec<NearCap>,
-    /// The last sync's failures and warnings, if it recorded them.
+    /// The last sync's failures and the indexed files' warnings, if a sync recorded them.
     pub last_sync: Option<LastSync>,
 }
 
@@ -118,6 +158,18 @@ impl RagIndex {
         let token_cap = self.chunker_config().max_tokens;
         let mut near_token_cap = Vec::new();
         for (id, record) in &chunks {
+            if record.tokens as f64 >= NEAR_CAP * token_cap as f64 {
+                near_token_cap.push(NearCap {
+                    path: record.path.clone(),
+                    chunk_id: id.clone(),
+                    tokens: record.tokens,
+                });
+            }
+            // A row record repeats its table's caption and row on purpose: a second view of
+            // the table, not a duplicate in the folder.
+            if is_row_record(&record.metadata_json) {
+                continue;
+            }
             let body = match record.heading_path.is_empty() {
                 true => record.text.as_str(),
                 false => record.text.split_once("\n\n").map_or("", |(_, b)| b),
@@ -141,13 +193,6 @@ impl RagIndex {
                 previews
                     .entry(hash)
                     .or_insert_with(|| words[..words.len().min(12)].join(" "));
-            }
-            if record.tokens as f64 >= NEAR_CAP * token_cap as f64 {
-                near_token_cap.push(NearCap {
-                    path: record.path.clone(),
-                    chunk_id: id.clone(),
-                    tokens: record.tokens,
-                });
             }
         }
         let duplicates = by_body
@@ -181,9 +226,7 @@ impl RagIndex {
         }
         stale_sources.sort_by(|a, b| b.days.cmp(&a.days).then_with(|| a.path.cmp(&b.path)));
 
-        let last_sync = std::fs::read(self.dir.join(LAST_SYNC_FILE))
-            .ok()
-            .and_then(|bytes| serde_json::from_slice(&bytes).ok());
+        let last_sync = load_last_sync(&self.dir);
         Ok(HealthReport {
             generation: meta.as_ref().map_or(0, |m| m.generation),
             model_fingerprint: meta.as_ref().map_or_else(

@@ -15,7 +15,7 @@ mod classify;
 mod embed;
 pub(crate) mod plan;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Component, Path};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
@@ -229,7 +229,7 @@ impl RagIndex {
             (report.chunks.deleted, report.chunks.total) = plan.chunk_delta(live);
             report.elapsed_ms = started.elapsed().as_millis() as u64;
             if !options.dry_run {
-                self.record_last_sync(&report);
+                self.record_last_sync(&report, &plan);
             }
             return Ok(report);
         }
@@ -253,19 +253,30 @@ impl RagIndex {
             false => self.commit_plan(&plan, context)?,
         };
         report.elapsed_ms = started.elapsed().as_millis() as u64;
-        self.record_last_sync(&report);
+        self.record_last_sync(&report, &plan);
         Ok(report)
     }
 
-    fn record_last_sync(&self, report: &SyncReport) {
+    fn record_last_sync(&self, report: &SyncReport, plan: &SyncPlan) {
         if self.pg().is_some() {
             return;
         }
-        let last = crate::health::LastSync {
-            finished_at: crate::provenance::rfc3339(crate::provenance::now_ns()),
-            errors: report.errors.clone(),
-            warnings: report.warnings.clone(),
+        let previous = match plan.reindex {
+            true => None,
+            false => crate::health::load_last_sync(&self.dir),
         };
+        let reread: HashSet<&str> = plan
+            .changed
+            .iter()
+            .map(|c| c.path.as_str())
+            .chain(plan.removed.iter().map(|(path, _)| path.as_str()))
+            .collect();
+        let last = crate::health::LastSync::after(
+            previous,
+            report.errors.clone(),
+            report.warnings.clone(),
+            |path| reread.contains(path),
+        );
         crate::health::save_last_sync(&self.dir, &last);
     }
 
