@@ -101,6 +101,19 @@ fn provenance_follows_touches_and_edits_without_embedding() {
     );
 }
 
+/// `stats --health --json` of the index, with more arguments.
+fn health_json(index: &std::path::Path, more: &[&str]) -> serde_json::Value {
+    let mut args = vec![
+        "stats",
+        "--health",
+        "--json",
+        "--index",
+        index.to_str().unwrap(),
+    ];
+    args.extend_from_slice(more);
+    serde_json::from_str(&run_expect(&args, 0)).unwrap()
+}
+
 #[test]
 fn the_health_report_finds_duplicates_failures_and_stale_sources() {
     let work = tempfile::tempdir().unwrap();
@@ -132,19 +145,7 @@ fn the_health_report_finds_duplicates_failures_and_stale_sources() {
     let index = work.path().join("index");
     let report = common::sync(&docs, &index, 1);
     assert_eq!(report["files"]["failed"], 1);
-    let out = run_expect(
-        &[
-            "stats",
-            "--health",
-            "--json",
-            "--index",
-            index.to_str().unwrap(),
-            "--stale-days",
-            "400",
-        ],
-        0,
-    );
-    let health: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let health = health_json(&index, &["--stale-days", "400"]);
     let duplicated = health["duplicates"].as_array().unwrap().iter().any(|d| {
         let places: Vec<&str> = d["places"]
             .as_array()
@@ -183,18 +184,7 @@ fn the_health_report_finds_duplicates_failures_and_stale_sources() {
     // A table skipped as records stays in the report through syncs that do not read its file
     // again, and leaves it once the file is mended.
     let table_warnings = |index: &std::path::Path| -> Vec<String> {
-        let out = run_expect(
-            &[
-                "stats",
-                "--health",
-                "--json",
-                "--index",
-                index.to_str().unwrap(),
-            ],
-            0,
-        );
-        let health: serde_json::Value = serde_json::from_str(&out).unwrap();
-        health["last_sync"]["warnings"]
+        health_json(index, &[])["last_sync"]["warnings"]
             .as_array()
             .unwrap()
             .iter()
