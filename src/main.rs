@@ -138,6 +138,9 @@ enum Command {
         /// Index directory (default: DIR/.rag-index).
         #[arg(long, value_name = "PATH")]
         index: Option<PathBuf>,
+        /// For an index synced with `--no-table-records`: no row records of keyed tables.
+        #[arg(long)]
+        no_table_records: bool,
     },
     /// Answer searches from a warm process: MCP over stdio for agents (--mcp) or an HTTP JSON
     /// API (--http).
@@ -231,7 +234,11 @@ fn run(cli: Cli) -> Result<ExitCode> {
             repair,
             json,
         } => commands::verify::run(model_dir, index, repair, json),
-        Command::Watch { dir, index } => commands::watch::run(model_dir, dir, index),
+        Command::Watch {
+            dir,
+            index,
+            no_table_records,
+        } => commands::watch::run(model_dir, dir, index, !no_table_records),
         Command::Serve(args) => commands::serve::run(model_dir, args),
     }
 }

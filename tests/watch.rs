@@ -101,6 +101,11 @@ fn dump_lines(index: &Path) -> Vec<Value> {
 
 /// `rag-index watch DOCS --index INDEX`, killed when dropped.
 fn spawn_watch(docs: &Path, index: &Path) -> Running {
+    spawn_watch_with(docs, index, &[])
+}
+
+/// `rag-index watch DOCS --index INDEX MORE...`, killed when dropped.
+fn spawn_watch_with(docs: &Path, index: &Path, more: &[&str]) -> Running {
     Running {
         child: rag_index()
             .args([
@@ -109,6 +114,7 @@ fn spawn_watch(docs: &Path, index: &Path) -> Running {
                 "--index",
                 index.to_str().unwrap(),
             ])
+            .args(more)
             .stdout(Stdio::null())
             .spawn()
             .unwrap(),
@@ -282,4 +288,54 @@ fn watch_follows_a_root_replaced_by_a_symlink_switch_or_a_new_folder() {
     )
     .unwrap();
     assert_converges(&docs, &index, &fresh, Duration::from_secs(30));
+}
+
+/// An index synced with `--no-table-records` is refused by a plain `watch` (exit 2, naming the
+/// chunker configuration) and followed by `watch --no-table-records`, which keeps it without
+/// row records.
+#[test]
+fn watch_keeps_an_index_without_table_records_when_told() {
+    let work = tempfile::tempdir().unwrap();
+    let docs = work.path().join("docs");
+    let page = "deprecation/releases.md";
+    copy_corpus_files(&docs, &[page]);
+    let index = work.path().join("index");
+    run_expect(
+        &[
+            "sync",
+            docs.to_str().unwrap(),
+            "--index",
+            index.to_str().unwrap(),
+            "--no-table-records",
+        ],
+        0,
+    );
+    let refused = rag_index()
+        .args(["watch", docs.to_str().unwrap(), "--index"])
+        .arg(&index)
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("different chunker configuration"),
+        "{}",
+        String::from_utf8_lossy(&refused.stderr)
+    );
+
+    let _watch = spawn_watch_with(&docs, &index, &["--no-table-records"]);
+    let mut text = std::fs::read_to_string(docs.join(page)).unwrap();
+    text.push_str("\n## Support policy\n\nThe quokka release train stops every second spring.\n");
+    std::fs::write(docs.join(page), text).unwrap();
+    let seen = wait_for(Duration::from_secs(30), || {
+        let lines = dump(&index);
+        lines
+            .iter()
+            .any(|c| c["text"].as_str().unwrap().contains("quokka"))
+            .then_some(lines)
+    })
+    .expect("the edit is indexed by the watcher");
+    assert!(
+        seen.iter().all(|c| c["metadata"].get("record").is_none()),
+        "no row records"
+    );
 }

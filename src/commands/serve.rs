@@ -33,6 +33,9 @@ pub struct ServeArgs {
     /// Also follow DIR and keep its index current (the index defaults to DIR/.rag-index).
     #[arg(long, value_name = "DIR")]
     pub watch: Option<PathBuf>,
+    /// With --watch, for an index synced with `--no-table-records`.
+    #[arg(long, requires = "watch")]
+    pub no_table_records: bool,
     /// Another host name HTTP clients may use in Host/Origin (besides loopback names).
     #[arg(long = "allow-host", value_name = "NAME", requires = "http")]
     pub allow_hosts: Vec<String>,
@@ -67,7 +70,8 @@ pub fn run(model_dir: Option<&Path>, args: ServeArgs) -> Result<ExitCode> {
     // `sync` may run meanwhile (searches follow its commits).
     let (index, watcher) = match &args.watch {
         Some(dir) => {
-            let watcher = super::watch::watcher(model_dir, dir, args.index.clone())?;
+            let watcher =
+                super::watch::watcher(model_dir, dir, args.index.clone(), !args.no_table_records)?;
             (watcher.index().clone(), Some(watcher))
         }
         None => (

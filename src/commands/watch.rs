@@ -12,8 +12,13 @@ use rag_watch::{WatchHandle, WatchOptions, Watcher};
 use crate::setup::{index_config, load_embedder, locate_index};
 
 /// Opens the index of `dir` for writing (waiting while another process writes to it) and
-/// makes its watcher.
-pub fn watcher(model_dir: Option<&Path>, dir: &Path, index: Option<PathBuf>) -> Result<Watcher> {
+/// makes its watcher; `table_records` as for `sync` (an index refuses the other setting).
+pub fn watcher(
+    model_dir: Option<&Path>,
+    dir: &Path,
+    index: Option<PathBuf>,
+    table_records: bool,
+) -> Result<Watcher> {
     if !dir.is_dir() {
         bail!("{} is not a folder", dir.display());
     }
@@ -27,7 +32,7 @@ pub fn watcher(model_dir: Option<&Path>, dir: &Path, index: Option<PathBuf>) -> 
     let index = rag_watch::open_writer(
         &index_dir,
         embedder,
-        index_config(None, true)?,
+        index_config(None, table_records)?,
         &options,
         &AtomicBool::new(false),
     )
@@ -48,8 +53,13 @@ pub fn stop_on_signal(handle: WatchHandle) -> Result<()> {
     Ok(())
 }
 
-pub fn run(model_dir: Option<&Path>, dir: PathBuf, index: Option<PathBuf>) -> Result<ExitCode> {
-    let watcher = watcher(model_dir, &dir, index)?;
+pub fn run(
+    model_dir: Option<&Path>,
+    dir: PathBuf,
+    index: Option<PathBuf>,
+    table_records: bool,
+) -> Result<ExitCode> {
+    let watcher = watcher(model_dir, &dir, index, table_records)?;
     stop_on_signal(watcher.handle())?;
     log::info!("watching {}", dir.display());
     run_publishing(watcher).with_context(|| format!("watching {} failed", dir.display()))?;
