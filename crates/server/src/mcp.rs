@@ -83,9 +83,12 @@ impl Mcp {
         byte_range, text (headings line, blank line, body), tokens and metadata (front matter, \
         tags). Ask a full question for conceptual answers; put exact identifiers (config keys, \
         flags, error messages) in the query as written, or use mode \"lexical\". Narrow with \
-        filters (e.g. [\"tags=http2\"]) or paths (e.g. [\"reference/**\"]). Results overlap \
-        less with dedup (on by default); expand \"neighbors\" or \"section\" brings the \
-        surrounding text in `passage`. Only documents this server may show are searched."
+        filters (e.g. [\"tags=http2\"]) or paths (e.g. [\"reference/**\"]). A row of a keyed \
+        table is also a hit of its own (its header and that row; metadata record \
+        \"table_row\", row_key, key_column): to fetch one row by its key, filter \
+        [\"row_key=redis.dialTimeout\"]. Results overlap less with dedup (on by default); \
+        expand \"neighbors\" or \"section\" brings the surrounding text in `passage`. Only \
+        documents this server may show are searched."
     )]
     async fn search(
         &self,

@@ -32,7 +32,8 @@ pub struct SearchParams {
     #[serde(default)]
     pub fusion: Option<String>,
     /// Conditions every result must meet, each `KEY=VALUE` (or `KEY=a,b` for one of several;
-    /// also `!=`, `>=`, `>`, `<=`, `<`). Keys: front-matter fields, `tags`, `path`, `title`.
+    /// also `!=`, `>=`, `>`, `<=`, `<`). Keys: front-matter fields, `tags`, `path`, `title`,
+    /// provenance (`modified`, `changed_at`, ...) and, for table row records, `row_key`.
     #[serde(default)]
     pub filters: Vec<String>,
     /// Only files matching one of these globs, relative to the indexed folder
