@@ -142,8 +142,12 @@ impl RagIndex {
                 // The depth follows k, not `wanted`: min-max normalisation depends on how deep
                 // each list goes, and the fused order should not change with dedup or a budget.
                 let depth = hybrid_depth(request, wanted);
-                let dense = self.dense_candidates(searcher, request, depth, allow, query_vector)?;
-                let lexical = lexical_candidates(searcher, &lexical, &request.query, depth, allow)?;
+                // BM25 needs no vector: it runs while the query is embedded.
+                let (dense, lexical) = rayon::join(
+                    || self.dense_candidates(searcher, request, depth, allow, query_vector),
+                    || lexical_candidates(searcher, &lexical, &request.query, depth, allow),
+                );
+                let (dense, lexical) = (dense?, lexical?);
                 let mut fused = fuse(&dense, &lexical, request.fusion);
                 fused.truncate(wanted);
                 fused
