@@ -2,6 +2,7 @@
 //! to be returned. They are checked inside each search signal (the graph walk, the flat scan,
 //! the BM25 scan), so a search still returns k hits when k matching chunks exist.
 
+use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::str::FromStr;
 
@@ -41,6 +42,9 @@ pub struct Condition {
     key: String,
     op: Op,
     values: Vec<String>,
+    /// `values` sorted and distinct: checked for every point a search visits, so a list of
+    /// hundreds of values (a filter on many paths) costs a binary search, not a scan.
+    sorted: Vec<String>,
 }
 
 /// Keys every chunk has, besides its metadata fields.
@@ -66,7 +70,15 @@ impl Condition {
         if !matches!(op, Op::Eq | Op::Ne) && values.len() > 1 {
             return invalid(format!("a comparison on {key:?} takes one value"));
         }
-        Ok(Condition { key, op, values })
+        let mut sorted = values.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        Ok(Condition {
+            key,
+            op,
+            values,
+            sorted,
+        })
     }
 
     /// The field it tests.
@@ -86,20 +98,25 @@ impl Condition {
 
     /// Whether a chunk with this path, title and metadata meets it.
     pub(crate) fn matches(&self, path: &str, title: &str, metadata: &Map<String, Value>) -> bool {
-        let scalars: Vec<String> = match self.key.as_str() {
-            "path" => vec![path.to_string()],
-            "title" => vec![title.to_string()],
+        match self.key.as_str() {
+            "path" => self.holds(std::iter::once(Cow::Borrowed(path))),
+            "title" => self.holds(std::iter::once(Cow::Borrowed(title))),
             key => match metadata.get(key) {
-                None => Vec::new(),
-                Some(Value::Array(items)) => items.iter().filter_map(scalar).collect(),
-                Some(value) => scalar(value).into_iter().collect(),
+                None => self.holds(std::iter::empty()),
+                Some(Value::Array(items)) => self.holds(items.iter().filter_map(scalar)),
+                Some(value) => self.holds(scalar(value).into_iter()),
             },
-        };
+        }
+    }
+
+    /// Whether a field with these scalar values meets the condition.
+    fn holds<'v>(&self, mut scalars: impl Iterator<Item = Cow<'v, str>>) -> bool {
+        let is_listed = |s: &str| self.sorted.binary_search_by(|v| v.as_str().cmp(s)).is_ok();
         match self.op {
-            Op::Eq => scalars.iter().any(|s| self.values.contains(s)),
-            Op::Ne => !scalars.iter().any(|s| self.values.contains(s)),
-            op => scalars.iter().any(|s| {
-                let order = compare(s, &self.values[0]);
+            Op::Eq => scalars.any(|s| is_listed(&s)),
+            Op::Ne => !scalars.any(|s| is_listed(&s)),
+            op => scalars.any(|s| {
+                let order = compare(&s, &self.values[0]);
                 match op {
                     Op::Ge => order.is_ge(),
                     Op::Gt => order.is_gt(),
@@ -111,11 +128,11 @@ impl Condition {
     }
 }
 
-fn scalar(value: &Value) -> Option<String> {
+fn scalar(value: &Value) -> Option<Cow<'_, str>> {
     match value {
-        Value::String(s) => Some(s.clone()),
-        Value::Number(n) => Some(n.to_string()),
-        Value::Bool(b) => Some(b.to_string()),
+        Value::String(s) => Some(Cow::Borrowed(s)),
+        Value::Number(n) => Some(Cow::Owned(n.to_string())),
+        Value::Bool(b) => Some(Cow::Borrowed(if *b { "true" } else { "false" })),
         _ => None,
     }
 }
