@@ -158,6 +158,11 @@ impl ChunkerConfig {
     }
 }
 
+/// The metadata key, and its value, that mark a chunk as a table row record (see the crate docs).
+pub const RECORD_KEY: &str = "record";
+/// See [`RECORD_KEY`].
+pub const ROW_RECORD: &str = "table_row";
+
 /// Errors of the chunker.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]

@@ -287,7 +287,7 @@ impl Walker<'_, '_, '_> {
                 continue;
             }
             let mut metadata = Map::new();
-            metadata.insert("record".into(), Value::from("table_row"));
+            metadata.insert(crate::RECORD_KEY.into(), Value::from(crate::ROW_RECORD));
             metadata.insert("row_key".into(), Value::from(key.clone()));
             metadata.insert("key_column".into(), Value::from(key_column.clone()));
             metadata.insert("table_group".into(), Value::from(group.clone()));

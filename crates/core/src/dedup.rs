@@ -116,8 +116,12 @@ pub(crate) fn collapse(hits: Vec<Hit>) -> Vec<Hit> {
     keep.into_iter()
         .filter_map(|i| all[i].take())
         .filter(|h| {
-            let is_record =
-                h.chunk.metadata.get("record").and_then(|v| v.as_str()) == Some("table_row");
+            let is_record = h
+                .chunk
+                .metadata
+                .get(rag_chunker::RECORD_KEY)
+                .and_then(|v| v.as_str())
+                == Some(rag_chunker::ROW_RECORD);
             match h.chunk.metadata.get(TABLE_GROUP_KEY) {
                 Some(group) if is_record => {
                     tables.insert((h.chunk.path.clone(), group.to_string()))

@@ -60,12 +60,14 @@ impl LastSync {
 
 /// Whether a chunk's metadata marks it as a table row record.
 fn is_row_record(metadata_json: &str) -> bool {
+    // Only the one field is decoded: the report reads every chunk.
     #[derive(Deserialize)]
     struct Tag {
+        /// `rag_chunker::RECORD_KEY`.
         record: Option<String>,
     }
     serde_json::from_str::<Tag>(metadata_json)
-        .is_ok_and(|tag| tag.record.as_deref() == Some("table_row"))
+        .is_ok_and(|tag| tag.record.as_deref() == Some(rag_chunker::ROW_RECORD))
 }
 
 /// The problems the last sync recorded in `dir`, if any can be read.
