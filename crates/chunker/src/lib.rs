@@ -69,7 +69,7 @@ use serde_json::{Map, Value};
 use crate::count::{Counting, Tokens};
 
 /// Bumped whenever the chunker's output for the same input and config may change.
-pub const FORMAT_VERSION: u32 = 4;
+pub const FORMAT_VERSION: u32 = 5;
 
 /// Counts tokens as the embedding model sees them, INCLUDING the model's special tokens
 /// ([CLS]/[SEP]).
@@ -90,6 +90,9 @@ pub struct ChunkerConfig {
     /// Small blocks of one section are merged until the next would pass this.
     pub target_tokens: usize,
     /// Most tokens of overlap between pieces of an oversized paragraph (sentence-aligned).
+    /// When a section continues in a new chunk, that chunk also starts with the previous
+    /// chunk's last paragraph, or its last sentences, within half of `max_tokens`. 0 turns
+    /// both off.
     pub overlap_tokens: usize,
     /// Also emit one chunk per row of keyed tables (see the crate docs), after the document's
     /// own chunks. On by default: a row question then finds its row alone under its header

@@ -21,6 +21,12 @@ pub(crate) struct PackContext<'a> {
     pub title: String,
 }
 
+/// Most of the cap, in percent, that text carried over from the previous chunk may take: a
+/// chunk is at least half its own text. Against no carry, exact `eval`, recall@5 / MRR@10 went
+/// 0.900 / 0.809 -> 0.950 / 0.835 on Traefik, 0.750 / 0.667 -> 0.850 / 0.758 on the Python docs
+/// and 0.875 / 0.680 -> 0.917 / 0.693 on the Bash manual; a quarter gave about half the gain.
+const CARRY_SHARE_PERCENT: usize = 50;
+
 /// The section a chunk belongs to: the headings above it and the breadcrumb made of them.
 #[derive(Debug, Clone, Default)]
 struct Section {
@@ -82,7 +88,78 @@ impl PackContext<'_> {
         }
         let mut out = packer.finish();
         self.merge_bare_chunks(&mut out);
+        self.carry_context(&mut out, blocks);
         out
+    }
+
+    /// When a section goes on in a new chunk, the new chunk starts with the previous chunk's
+    /// last paragraph (or its last sentences) when they are short: a rule is then not cut from
+    /// the condition written just before it ("When X is not set, a warning is logged." / "To
+    /// silence it, set X."). The carry is at most half the cap and must fit beside the chunk's
+    /// own text, and it is a verbatim stretch of the source: the chunk's range simply starts
+    /// earlier. Only paragraphs are carried, never
+    /// headings, tables, code or lists, which have their own repeated heads; `overlap_tokens` 0
+    /// turns it off with the rest of the overlap.
+    fn carry_context(&self, out: &mut [Emitted], blocks: &[Block]) {
+        if self.overlap_tokens == 0 {
+            return;
+        }
+        let limit = self.max_tokens * CARRY_SHARE_PERCENT / 100;
+        for i in 1..out.len() {
+            let (before, after) = out.split_at_mut(i);
+            let (prev, next) = (&before[i - 1], &mut after[0]);
+            let continues = prev.path == next.path
+                && prev.piece.suffix.is_empty()
+                && next.piece.prefix.is_empty()
+                && self.source
+                    [prev.piece.range.end..next.piece.range.start.max(prev.piece.range.end)]
+                    .trim()
+                    .is_empty();
+            if !continues {
+                continue;
+            }
+            let Some(start) = self.carry_start(&prev.piece, blocks, limit) else {
+                continue;
+            };
+            let range = start..next.piece.range.end;
+            let tokens = self.tokens.range(range.clone()) + next.piece.suffix_tokens;
+            let fixed = self.tokens.counting.specials + next.breadcrumb_tokens + self.slack;
+            if fixed + tokens > self.max_tokens {
+                continue;
+            }
+            next.piece.range = range;
+            next.piece.tokens = tokens;
+        }
+    }
+
+    /// Where the carried text of `prev` starts: its last block when that is a paragraph of at
+    /// most `limit` tokens, else that paragraph's trailing sentences within `limit`. `None` when
+    /// the chunk does not end with a whole paragraph of its own or the paragraph is all it holds.
+    fn carry_start(&self, prev: &Piece, blocks: &[Block], limit: usize) -> Option<usize> {
+        let end = prev.range.end;
+        let last = blocks.iter().find(|b| {
+            b.range.start < end && b.range.end >= end && b.range.start > prev.range.start
+        })?;
+        let whole = self.source[end..last.range.end].trim().is_empty();
+        if !whole || last.kind != Kind::Paragraph || !has_text(&self.source[last.range.clone()]) {
+            return None;
+        }
+        let paragraph = last.range.start..end;
+        if self.tokens.range(paragraph.clone()) <= limit {
+            return Some(paragraph.start);
+        }
+        let mut start = None;
+        for sentence in self
+            .boundaries(paragraph.clone(), Level::Sentences)
+            .iter()
+            .rev()
+        {
+            if sentence.start == paragraph.start || self.tokens.range(sentence.start..end) > limit {
+                break;
+            }
+            start = Some(sentence.start);
+        }
+        start
     }
 
     /// Whether `piece` has no line of text: only headings, quote, list and container markers,

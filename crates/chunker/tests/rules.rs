@@ -521,3 +521,146 @@ fn no_chunk_is_only_headings_and_markers() {
         }
     }
 }
+
+/// A section long enough for three chunks: filler paragraphs, then `tail` as the last paragraph
+/// before `next`.
+fn section_with(tail: &str, next: &str) -> String {
+    let filler: Vec<String> = (0..9)
+        .map(|i| {
+            format!(
+                "Paragraph {i} of the gateway guide describes how listeners accept connections, \
+                 negotiate protocols and hand requests to the routers that match them."
+            )
+        })
+        .collect();
+    format!(
+        "# Gateway\n\n## Listeners\n\n{}\n\n{tail}\n\n{next}\n",
+        filler.join("\n\n")
+    )
+}
+
+#[test]
+fn a_section_continued_in_a_new_chunk_carries_the_paragraph_before_it() {
+    let condition =
+        "When `trustHeaders` is not set explicitly, the gateway logs a warning on every start.";
+    let rule = "To silence the warning, set `trustHeaders` to `true` or `false`.";
+    let src = section_with(condition, rule);
+    let doc = chunk("g.md", &src);
+    assert_cap(&doc, 256);
+    let with_rule = doc
+        .chunks
+        .iter()
+        .position(|c| c.text.contains(rule))
+        .unwrap();
+    let c = &doc.chunks[with_rule];
+    assert!(
+        c.text.contains(condition),
+        "the rule's chunk holds its condition: {}",
+        c.text
+    );
+    // The carry is verbatim source: the chunk's range covers condition and rule.
+    let body = &src[c.byte_range.clone()];
+    assert!(body.starts_with(condition), "{body:?}");
+    // It is a continuation: the previous chunk of the section ends with the same paragraph, so
+    // without the carry the two would be cut apart.
+    let prev = &doc.chunks[with_rule - 1];
+    assert_eq!(prev.heading_path, c.heading_path);
+    assert!(src[prev.byte_range.clone()].trim_end().ends_with(condition));
+    assert!(!prev.text.contains(rule));
+}
+
+#[test]
+fn carry_stops_at_headings_code_and_tables_and_can_be_turned_off() {
+    let rule = "To silence the warning, set `trustHeaders` to `true` or `false`.";
+    // A new section starts clean: nothing of the previous section comes along.
+    let src = section_with(
+        "Last words of the listeners section.",
+        &format!("## Warnings\n\n{rule}"),
+    );
+    let doc = chunk("g.md", &src);
+    let c = doc.chunks.iter().find(|c| c.text.contains(rule)).unwrap();
+    assert!(!c.text.contains("Last words"), "{}", c.text);
+    // Code and tables are never carried: their chunks have their own heads.
+    for tail in [
+        "```sh\ngateway --trust-headers=false\n```",
+        "| key | value |\n|---|---|\n| trustHeaders | false |",
+    ] {
+        let src = section_with(tail, rule);
+        let doc = chunk("g.md", &src);
+        let c = doc.chunks.iter().find(|c| c.text.contains(rule)).unwrap();
+        let first_line = tail.lines().next().unwrap();
+        let holders = doc
+            .chunks
+            .iter()
+            .filter(|c| c.text.contains(first_line))
+            .count();
+        assert_eq!(holders, 1, "{tail:?} is in one chunk only");
+        assert!(src[c.byte_range.clone()].starts_with(rule) || c.text.contains(first_line));
+    }
+    // `overlap_tokens` 0 turns the carry off with the rest of the overlap.
+    let condition =
+        "When `trustHeaders` is not set explicitly, the gateway logs a warning on every start.";
+    let src = section_with(condition, rule);
+    let off = Chunker::new(
+        common::hf(),
+        ChunkerConfig {
+            overlap_tokens: 0,
+            ..ChunkerConfig::default()
+        },
+    )
+    .unwrap()
+    .chunk("g.md", &src)
+    .unwrap();
+    let holders = off
+        .chunks
+        .iter()
+        .filter(|c| c.text.contains(condition))
+        .count();
+    assert_eq!(holders, 1);
+    let on = chunk("g.md", &src);
+    assert_eq!(on.chunks.len(), off.chunks.len(), "the carry adds no chunk");
+    assert_ne!(
+        ChunkerConfig::default().fingerprint(),
+        ChunkerConfig {
+            overlap_tokens: 0,
+            ..ChunkerConfig::default()
+        }
+        .fingerprint()
+    );
+}
+
+#[test]
+fn a_long_paragraph_carries_only_its_last_whole_sentences() {
+    // ~175 tokens: too long to carry whole (half the cap is 128), short enough for one chunk.
+    let long: Vec<String> = (0..7)
+        .map(|i| format!("Clause {i} of the warning policy applies to listeners (e.g. `web` and `websecure`) alike."))
+        .collect();
+    let long = long.join(" ");
+    // ~100 tokens, so it cannot join the long paragraph's chunk.
+    let rule = "To silence the warning, set `trustHeaders` to `true` or `false` on every listener that \
+                accepts forwarded headers from a proxy in front of the gateway, restart the gateway, and \
+                check that the start-up log no longer shows the warning for any listener; a listener that \
+                is added later needs the same setting, or the warning comes back for that listener only.";
+    let src = section_with(&long, rule);
+    let doc = chunk("g.md", &src);
+    assert_cap(&doc, 256);
+    let at = doc
+        .chunks
+        .iter()
+        .position(|c| c.text.contains(rule))
+        .unwrap();
+    let prev = &doc.chunks[at - 1];
+    assert!(
+        src[prev.byte_range.clone()].trim_end().ends_with(&long),
+        "the paragraph ends the previous chunk"
+    );
+    let body = &src[doc.chunks[at].byte_range.clone()];
+    let carried = &body[..body.find(rule).unwrap()];
+    // Whole sentences from the end of the paragraph, never from after "e.g." inside one.
+    assert!(carried.starts_with("Clause "), "{carried:?}");
+    assert!(!carried.starts_with("Clause 0"), "not the whole paragraph");
+    assert!(carried.trim_end().ends_with(
+        "Clause 6 of the warning policy applies to listeners (e.g. `web` and `websecure`) alike."
+    ));
+    assert!(common::hf().count(carried) <= 128 + 2, "{carried:?}");
+}

@@ -61,8 +61,11 @@ fn check_file(rel: &str, min_sections: usize) {
             // Right before a keyed table the paragraph is also the caption of its row records.
             .filter(|c| !c.metadata.contains_key("record"))
             .collect();
-        assert_eq!(hit.len(), 1, "{rel}@{at}");
+        // Two chunks when the next chunk of the section carries the paragraph over; never two
+        // sections.
+        assert!((1..=2).contains(&hit.len()), "{rel}@{at}: {}", hit.len());
         let touched = &hit[0].heading_path;
+        assert!(hit.iter().all(|c| &c.heading_path == touched), "{rel}@{at}");
         let changed = sections(&after);
         for (path, set) in &base {
             if path != touched {

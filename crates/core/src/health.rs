@@ -159,6 +159,7 @@ impl RagIndex {
         let mut previews: BTreeMap<[u8; 32], String> = BTreeMap::new();
         let token_cap = self.chunker_config().max_tokens;
         let mut near_token_cap = Vec::new();
+        let mut previous_last: Option<(&str, [u8; 32])> = None;
         for (id, record) in &chunks {
             if record.tokens as f64 >= NEAR_CAP * token_cap as f64 {
                 near_token_cap.push(NearCap {
@@ -177,7 +178,14 @@ impl RagIndex {
                 false => record.text.split_once("\n\n").map_or("", |(_, b)| b),
             };
             // By paragraph, not by chunk: the same paragraph under two different headings (or
-            // packed with different neighbours) is the duplicate a reader cares about.
+            // packed with different neighbours) is the duplicate a reader cares about. A chunk
+            // that continues a section opens with the previous chunk's last paragraph on
+            // purpose (the chunker's carry): one place in the folder, not a duplicate.
+            let carried = previous_last
+                .take()
+                .filter(|(path, _)| *path == record.path)
+                .map(|(_, hash)| hash);
+            let mut first = true;
             for paragraph in body.split("\n\n") {
                 let words: Vec<&str> = paragraph
                     .lines()
@@ -188,6 +196,10 @@ impl RagIndex {
                     continue;
                 }
                 let hash = *blake3::hash(words.join(" ").as_bytes()).as_bytes();
+                previous_last = Some((record.path.as_str(), hash));
+                if std::mem::take(&mut first) && carried == Some(hash) {
+                    continue;
+                }
                 let places = by_body.entry(hash).or_default();
                 if !places.iter().any(|(_, chunk)| chunk == id) {
                     places.push((record.path.clone(), id.clone()));

@@ -159,7 +159,7 @@ impl PackContext<'_> {
                 while i < b.len() {
                     let c = b[i];
                     i += 1;
-                    if !matches!(c, b'.' | b'!' | b'?') {
+                    if !matches!(c, b'.' | b'!' | b'?') || (c == b'.' && abbreviation(&text[..i])) {
                         continue;
                     }
                     let mut j = i;
@@ -205,4 +205,21 @@ impl PackContext<'_> {
         }
         out
     }
+}
+
+/// Whether `before` (text up to and including a '.') ends with an abbreviation that does not end
+/// a sentence: letters in dotted groups of one or two ("e.g.", "i.e.", "U.S.", not "v3.6." or
+/// "config.yaml.") or "vs." / "cf.". Splitting
+/// there cut "(e.g. `X-Forwarded-For`)" in two, and an overlap starting mid-parenthesis.
+fn abbreviation(before: &str) -> bool {
+    let word = before
+        .rsplit(|c: char| c.is_whitespace() || c == '(')
+        .next()
+        .unwrap_or("");
+    let stem = &word[..word.len().saturating_sub(1)];
+    let dotted = stem.contains('.')
+        && stem
+            .split('.')
+            .all(|part| (1..=2).contains(&part.len()) && part.chars().all(char::is_alphabetic));
+    dotted || matches!(stem.to_ascii_lowercase().as_str(), "vs" | "cf")
 }
