@@ -96,6 +96,84 @@ fn code_chunks_start_at_items_with_the_path_in_the_breadcrumb() {
 }
 
 #[test]
+fn html_tables_read_as_the_page_shows_them() {
+    // Python's logging HOWTO: the level table, as its visible text reads ("Level Numeric
+    // value", "ERROR 40 WARNING 30 INFO 20"), not as the converter's pipe table.
+    let file = shared("python-docs/docs/howto/logging.html");
+    let chunks = chunks_of(&file);
+    let texts: Vec<String> = chunks
+        .iter()
+        .map(|c| c["text"].as_str().unwrap().to_string())
+        .collect();
+    let table = texts
+        .iter()
+        .find(|t| collapse(t).contains("Level Numeric value"))
+        .expect("a chunk reads the header as the page does");
+    assert!(
+        collapse(table).contains("ERROR 40 WARNING 30 INFO 20"),
+        "{table}"
+    );
+    assert!(
+        table.contains("Level\tNumeric value\n"),
+        "cells stay apart: {table}"
+    );
+    for t in &texts {
+        assert!(
+            !t.contains("|---") && !t.contains("| ERROR |"),
+            "no pipe table: {t}"
+        );
+    }
+    // Keyed rows still get their records, in the same form.
+    let record = chunks
+        .iter()
+        .find(|c| {
+            c["metadata"]["row_key"] == "WARNING"
+                && c["text"].as_str().unwrap().contains("Numeric value")
+        })
+        .expect("a record for the level table's WARNING row");
+    assert!(
+        record["text"]
+            .as_str()
+            .unwrap()
+            .ends_with("Level\tNumeric value\nWARNING\t30")
+    );
+    // Markdown files keep their tables as written.
+    let md = chunks_of(&shared(
+        "traefik/docs/reference/routing-configuration/http/middlewares/ratelimit.md",
+    ));
+    assert!(
+        md.iter()
+            .any(|c| c["text"].as_str().unwrap().contains("|---"))
+    );
+
+    // Through sync and a real query: the question's table chunk comes back first or close.
+    let work = tempfile::tempdir().unwrap();
+    let docs = work.path().join("docs");
+    std::fs::create_dir_all(&docs).unwrap();
+    std::fs::copy(&file, docs.join("logging.html")).unwrap();
+    let index = work.path().join("idx");
+    sync(&docs, &index, 0);
+    let out = run_expect(
+        &[
+            "query",
+            "What numeric value does the WARNING logging level have?",
+            "--index",
+            s(&index),
+            "-k",
+            "3",
+            "--json",
+        ],
+        0,
+    );
+    let hits: Value = serde_json::from_str(&out).unwrap();
+    let answered = hits["hits"].as_array().unwrap().iter().any(|h| {
+        let t = collapse(h["text"].as_str().unwrap());
+        t.contains("Level Numeric value") && t.contains("WARNING 30")
+    });
+    assert!(answered, "{out}");
+}
+
+#[test]
 fn converted_files_sync_like_markdown_and_corrupt_ones_are_named() {
     let work = tempfile::tempdir().unwrap();
     let docs = work.path().join("docs");

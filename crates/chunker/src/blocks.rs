@@ -151,6 +151,63 @@ pub(crate) fn delimiter_rewrites(
     }
 }
 
+/// Rewrites that make the tables of a converted page read as the page shows them: each row's
+/// cells joined by tabs, without pipes, and no delimiter row (the form a browser copies a table
+/// in, and the words and order of the page's visible text). The table stays a table to the
+/// chunker: it is still split between rows with its header repeated, and keyed rows still get
+/// records. Ranges are the trimmed rows in `source`; a delimiter row goes with the line break
+/// before it.
+pub(crate) fn rendered_table_rewrites(
+    source: &str,
+    blocks: &[Block],
+    out: &mut Vec<(Range<usize>, String)>,
+) {
+    for b in blocks {
+        if b.kind == Kind::Table {
+            let mut previous_end = None;
+            for l in lines(source, b.range.clone()) {
+                let line = &source[l.clone()];
+                let start = l.start + (line.len() - line.trim_start().len());
+                let end = l.start + line.trim_end().len();
+                if start < end && line.contains('|') {
+                    match previous_end {
+                        Some(before) if is_delimiter_row(line) => {
+                            out.push((before..end, String::new()))
+                        }
+                        _ => out.push((start..end, row_text(&source[start..end]))),
+                    }
+                }
+                previous_end = Some(l.end);
+            }
+        }
+        rendered_table_rewrites(source, &b.children, out);
+    }
+}
+
+/// `| a | b\|c |` as `a<TAB>b|c`: cells split at unescaped pipes, trimmed, unescaped.
+fn row_text(row: &str) -> String {
+    let mut cells = vec![String::new()];
+    let mut chars = row.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if chars.peek() == Some(&'|') => {
+                cells.last_mut().expect("one cell").push('|');
+                chars.next();
+            }
+            '|' => cells.push(String::new()),
+            _ => cells.last_mut().expect("one cell").push(c),
+        }
+    }
+    if row.starts_with('|') {
+        cells.remove(0);
+    }
+    if row.ends_with('|') && !row.ends_with("\\|") && !cells.is_empty() {
+        cells.pop();
+    }
+    let cells: Vec<&str> = cells.iter().map(|c| c.trim()).collect();
+    cells.join("\t")
+}
+
 pub(crate) fn compact_delimiter(row: &str) -> String {
     let inner = row.strip_prefix('|').unwrap_or(row);
     let inner = inner.strip_suffix('|').unwrap_or(inner);

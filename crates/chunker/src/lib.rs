@@ -68,6 +68,14 @@ use serde_json::{Map, Value};
 
 use crate::count::{Counting, Tokens};
 
+/// How the GFM tables of a document read in its chunks: as written (Markdown files), or as the
+/// page they were converted from shows them ([`Chunker::chunk_rendered`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TableText {
+    Source,
+    Rendered,
+}
+
 /// Bumped whenever the chunker's output for the same input and config may change.
 pub const FORMAT_VERSION: u32 = 5;
 
@@ -295,6 +303,31 @@ impl Chunker {
         source: &str,
         title: Option<&str>,
     ) -> Result<Document, ChunkError> {
+        self.chunk_as(path, source, title, TableText::Source)
+    }
+
+    /// Like [`chunk_titled`](Self::chunk_titled), for Markdown converted from a rendered page
+    /// (HTML, DOCX, PDF): its tables read as the page shows them, each row's cells joined by
+    /// tabs, with no pipes and no delimiter row (the form a browser copies a table in). The
+    /// reader of the page never saw the converter's pipes, so a quote of the page must be found
+    /// in its chunks: "ERROR 40" is, "| ERROR | 40 |" is not. Tables are still split between
+    /// rows with their header repeated, and keyed rows still get records.
+    pub fn chunk_rendered(
+        &self,
+        path: &str,
+        source: &str,
+        title: Option<&str>,
+    ) -> Result<Document, ChunkError> {
+        self.chunk_as(path, source, title, TableText::Rendered)
+    }
+
+    fn chunk_as(
+        &self,
+        path: &str,
+        source: &str,
+        title: Option<&str>,
+        tables: TableText,
+    ) -> Result<Document, ChunkError> {
         let blobs = blob::find(source, body_start(path, source));
         let sanitized = blob::Sanitized::new(source, &blobs);
         let title = title.map(str::trim).filter(|t| !t.is_empty());
@@ -303,7 +336,7 @@ impl Chunker {
             let at = sanitized.to_source(at..at).start.min(source.len());
             1 + bytecount_newlines(&source[..at])
         };
-        let mut doc = self.chunk_sanitized(path, &sanitized.text, title, &line_of)?;
+        let mut doc = self.chunk_sanitized(path, &sanitized.text, title, tables, &line_of)?;
         for chunk in &mut doc.chunks {
             chunk.byte_range = sanitized.to_source(chunk.byte_range.clone());
         }
@@ -326,11 +359,12 @@ impl Chunker {
         path: &str,
         source: &str,
         title: Option<&str>,
+        tables: TableText,
         line_of: &dyn Fn(usize) -> usize,
     ) -> Result<Document, ChunkError> {
         let mut slack = 0;
         loop {
-            let doc = self.chunk_with_slack(path, source, slack, title, line_of);
+            let doc = self.chunk_with_slack(path, source, slack, title, tables, line_of);
             let over = doc.chunks.iter().any(|c| c.tokens > self.config.max_tokens);
             if !over {
                 return Ok(doc);
@@ -356,6 +390,7 @@ impl Chunker {
         source: &str,
         slack: usize,
         given_title: Option<&str>,
+        tables: TableText,
         line_of: &dyn Fn(usize) -> usize,
     ) -> Document {
         let mut warnings = Vec::new();
@@ -414,7 +449,10 @@ impl Chunker {
             .unwrap_or_else(|| file_title(path));
 
         let mut rewrites = Vec::new();
-        blocks::delimiter_rewrites(source, &blocks, &mut rewrites);
+        match tables {
+            TableText::Source => blocks::delimiter_rewrites(source, &blocks, &mut rewrites),
+            TableText::Rendered => blocks::rendered_table_rewrites(source, &blocks, &mut rewrites),
+        }
         let tokens = Tokens::new(&self.counting, source, body, rewrites);
         let cx = pack::PackContext {
             tokens: &tokens,
@@ -422,6 +460,7 @@ impl Chunker {
             max_tokens: self.config.max_tokens,
             target_tokens: self.config.target_tokens,
             overlap_tokens: self.config.overlap_tokens,
+            tables,
             slack,
             title: title.clone(),
         };

@@ -16,6 +16,9 @@ pub(crate) struct PackContext<'a> {
     pub max_tokens: usize,
     pub target_tokens: usize,
     pub overlap_tokens: usize,
+    /// Whether tables read as written or as their rendered page shows them (rewrites do it; a
+    /// record, built outside a range, asks).
+    pub tables: crate::TableText,
     /// Extra tokens held back from every budget; only grows when a counter is not additive.
     pub slack: usize,
     pub title: String,

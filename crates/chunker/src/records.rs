@@ -246,11 +246,18 @@ impl Walker<'_, '_, '_> {
             .map(|p| collapse(&src[p.range.clone()]))
             .filter(|t| cx.str_tokens(t) <= cx.max_tokens / 8);
         // The header and delimiter lines every record repeats above its row.
-        let head = format!(
-            "{}\n{}\n",
-            &src[rows.header.clone()],
-            compact_delimiter(&src[rows.delimiter.clone()])
-        );
+        let rendered = cx.tables == crate::TableText::Rendered;
+        let head = match rendered {
+            true => format!(
+                "{}\n",
+                cx.tokens.render(rows.header.start..rows.delimiter.end)
+            ),
+            false => format!(
+                "{}\n{}\n",
+                &src[rows.header.clone()],
+                compact_delimiter(&src[rows.delimiter.clone()])
+            ),
+        };
         let filter_name = filter_key(&key_column);
         let counting = cx.tokens.counting;
         let mut made = 0;
@@ -265,7 +272,10 @@ impl Walker<'_, '_, '_> {
                 body.push_str("\n\n");
             }
             body.push_str(&head);
-            body.push_str(&src[r.clone()]);
+            match rendered {
+                true => body.push_str(&cx.tokens.render(r.clone())),
+                false => body.push_str(&src[r.clone()]),
+            }
             let mut text = String::with_capacity(breadcrumb.len() + 2 + body.len());
             if !breadcrumb.is_empty() {
                 text.push_str(&breadcrumb);

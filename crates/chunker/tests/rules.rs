@@ -664,3 +664,55 @@ fn a_long_paragraph_carries_only_its_last_whole_sentences() {
     ));
     assert!(common::hf().count(carried) <= 128 + 2, "{carried:?}");
 }
+
+#[test]
+fn rendered_tables_read_as_cells_and_still_split_with_their_header() {
+    let rows: Vec<String> = (0..40)
+        .map(|i| {
+            format!("| option{i:02} | Sets the {i}th knob of the gateway \\| proxy pair. |  |")
+        })
+        .collect();
+    let src = format!(
+        "# Options\n\nThe options are:\n\n| Name | Meaning | Note |\n|:-----|-------|---|\n{}\n",
+        rows.join("\n")
+    );
+    let chunker = common::chunker();
+    let rendered = chunker.chunk_rendered("o.html", &src, None).unwrap();
+    assert_cap(&rendered, 256);
+    let table: Vec<_> = rendered
+        .chunks
+        .iter()
+        .filter(|c| !c.metadata.contains_key("record") && c.text.contains("option"))
+        .collect();
+    assert!(table.len() > 1, "the table is split");
+    for c in &table {
+        // Every piece starts with the header as a row of cells; no pipe syntax anywhere.
+        assert!(c.text.contains("Name\tMeaning\tNote\n"), "{}", c.text);
+        assert!(!c.text.contains("---"), "{}", c.text);
+        assert!(!c.text.lines().any(|l| l.starts_with('|')), "{}", c.text);
+    }
+    let all: String = table.iter().map(|c| c.text.as_str()).collect();
+    assert!(all.contains("option07\tSets the 7th knob of the gateway | proxy pair.\t\n"));
+    // Records keep the same form, key and metadata.
+    let record = rendered
+        .chunks
+        .iter()
+        .find(|c| c.metadata.get("row_key").and_then(|v| v.as_str()) == Some("option07"))
+        .expect("record");
+    assert!(
+        record.text.ends_with(
+            "Name\tMeaning\tNote\noption07\tSets the 7th knob of the gateway | proxy pair.\t"
+        ),
+        "{}",
+        record.text
+    );
+    // The same Markdown as a Markdown file keeps its pipes.
+    let source = chunker.chunk("o.md", &src).unwrap();
+    assert!(
+        source
+            .chunks
+            .iter()
+            .any(|c| c.text.contains("| option07 |"))
+    );
+    assert!(!source.chunks.iter().any(|c| c.text.contains("option07\t")));
+}

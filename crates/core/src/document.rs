@@ -40,9 +40,14 @@ fn chunk_converted(
         Format::Code(_) | Format::Config(_) => Some(rel.to_string()),
         _ => converted.title.clone(),
     };
-    let mut doc = chunker
-        .chunk_titled(rel, &converted.markdown, title.as_deref())
-        .map_err(|e| e.to_string())?;
+    // A rendered page's tables read as the page shows them; code and config stay as converted.
+    let mut doc = match format {
+        Format::Html | Format::Docx | Format::Pdf => {
+            chunker.chunk_rendered(rel, &converted.markdown, title.as_deref())
+        }
+        _ => chunker.chunk_titled(rel, &converted.markdown, title.as_deref()),
+    }
+    .map_err(|e| e.to_string())?;
     for chunk in &mut doc.chunks {
         apply_provenance(&converted, chunk);
         for (key, value) in &converted.metadata {
