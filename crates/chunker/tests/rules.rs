@@ -716,3 +716,63 @@ fn rendered_tables_read_as_cells_and_still_split_with_their_header() {
     );
     assert!(!source.chunks.iter().any(|c| c.text.contains("option07\t")));
 }
+
+/// A fenced function too long for one chunk: `lead` lines, then a body of `n` statements.
+fn long_function(fence: &str, lead: &str, n: usize, statement: &str) -> String {
+    let body: Vec<String> = (0..n)
+        .map(|i| statement.replace("{i}", &i.to_string()))
+        .collect();
+    format!("# Module\n\n```{fence}\n{lead}\n{}\n```\n", body.join("\n"))
+}
+
+#[test]
+fn pieces_of_a_split_function_repeat_its_definition_line() {
+    let py = long_function(
+        "python",
+        "@cached\ndef detect_encoding(b, strict=True):",
+        60,
+        "    if b.startswith(BOM_{i}):\n        return 'utf-{i}'",
+    );
+    let rs = long_function(
+        "rust",
+        "/// The global ignore file.\n#[inline]\npub fn excludes_file_default() -> Option<PathBuf> {",
+        60,
+        "    let path_{i} = home.join(\"git/ignore/{i}\");",
+    );
+    for (src, definition, fence) in [
+        (&py, "def detect_encoding(b, strict=True):", "```python"),
+        (
+            &rs,
+            "pub fn excludes_file_default() -> Option<PathBuf> {",
+            "```rust",
+        ),
+    ] {
+        let doc = chunk("m.md", src);
+        assert!(doc.chunks.len() > 2, "split");
+        assert_cap(&doc, 256);
+        for c in &doc.chunks {
+            let body = c.text.split_once("\n\n").map(|x| x.1).unwrap_or("");
+            let body = body.strip_prefix("# Module\n\n").unwrap_or(body);
+            assert!(body.starts_with(fence), "{body}");
+            // Every piece holds the definition line once: the first in place, the rest as a
+            // repeated head under their fence.
+            assert_eq!(body.matches(definition).count(), 1, "{body}");
+        }
+        let last = doc.chunks.last().unwrap();
+        assert!(
+            last.text.contains(&format!("{fence}\n{definition}\n")),
+            "{}",
+            last.text
+        );
+    }
+    // Blocks that define nothing (configuration, shell) repeat only their fence.
+    let yaml = long_function("yaml", "entryPoints:", 90, "  web{i}: {address: ':{i}'}");
+    let doc = chunk("y.md", &yaml);
+    assert!(doc.chunks.len() > 1);
+    let repeated = doc
+        .chunks
+        .iter()
+        .filter(|c| c.text.contains("entryPoints:"))
+        .count();
+    assert_eq!(repeated, 1);
+}

@@ -42,7 +42,6 @@ impl PackContext<'_> {
         if (prefix_tokens + suffix_tokens) * 2 > budget.max {
             return self.split_text(range, budget, Level::Lines, false);
         }
-        let segment_max = budget.max - prefix_tokens - suffix_tokens;
         let inner_end = if closed {
             code_lines.len() - 1
         } else {
@@ -56,6 +55,25 @@ impl PackContext<'_> {
                 starts.push(code_lines[k].start);
             }
         }
+        // A piece of a function's body without the function is a fragment: continuation pieces
+        // repeat the definition line (`def detect_encoding(b):`, `pub fn global() -> ...`)
+        // under their fence, as split tables repeat their header. Only when that line is in
+        // the first segment (so always in the first piece) and short.
+        let first_segment_end = starts.get(1).copied().unwrap_or(range.end);
+        let prefix = match definition_line(src, &code_lines[fence_line + 1..inner_end]) {
+            Some(line)
+                if line.end <= first_segment_end
+                    && self.str_tokens(&src[line.clone()]) * 8 <= budget.max =>
+            {
+                format!("{prefix}{}\n", &src[line])
+            }
+            _ => prefix,
+        };
+        let prefix_tokens = self.str_tokens(&prefix);
+        if (prefix_tokens + suffix_tokens) * 2 > budget.max {
+            return self.split_text(range, budget, Level::Lines, false);
+        }
+        let segment_max = budget.max - prefix_tokens - suffix_tokens;
         let mut segments = Vec::new();
         for (i, &s) in starts.iter().enumerate() {
             let e = starts
@@ -83,4 +101,34 @@ impl PackContext<'_> {
         }
         out
     }
+}
+
+/// The line that defines what a code block holds: its first line that is not blank, a comment,
+/// an attribute or a decorator, when that line declares a function, type or module in one of
+/// the usual keywords (`def`, `class`, `fn`, `impl`, `func`, `function`, ...).
+fn definition_line(src: &str, lines: &[Range<usize>]) -> Option<Range<usize>> {
+    const KEYWORDS: [&str; 12] = [
+        "def",
+        "class",
+        "fn",
+        "impl",
+        "struct",
+        "enum",
+        "trait",
+        "func",
+        "function",
+        "interface",
+        "mod",
+        "union",
+    ];
+    const SKIP: [&str; 7] = ["//", "#", "@", "/*", "*", "--", "\"\"\""];
+    let line = lines.iter().find(|l| {
+        let t = src[(*l).clone()].trim();
+        !t.is_empty() && !SKIP.iter().any(|p| t.starts_with(p))
+    })?;
+    let declares = src[line.clone()]
+        .split_whitespace()
+        .take(4)
+        .any(|word| KEYWORDS.contains(&word.split(['<', '(']).next().unwrap_or(word)));
+    declares.then(|| line.clone())
 }
