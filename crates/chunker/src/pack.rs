@@ -100,9 +100,8 @@ impl PackContext<'_> {
     /// the condition written just before it ("When X is not set, a warning is logged." / "To
     /// silence it, set X."). The carry is at most half the cap and must fit beside the chunk's
     /// own text, and it is a verbatim stretch of the source: the chunk's range simply starts
-    /// earlier. Only paragraphs are carried, never
-    /// headings, tables, code or lists, which have their own repeated heads; `overlap_tokens` 0
-    /// turns it off with the rest of the overlap.
+    /// earlier. Only paragraphs are carried, never headings, tables, code or lists, which have
+    /// their own repeated heads; `overlap_tokens` 0 turns it off with the rest of the overlap.
     fn carry_context(&self, out: &mut [Emitted], blocks: &[Block]) {
         if self.overlap_tokens == 0 {
             return;
