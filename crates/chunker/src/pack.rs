@@ -139,9 +139,15 @@ impl PackContext<'_> {
     /// the chunk does not end with a whole paragraph of its own or the paragraph is all it holds.
     fn carry_start(&self, prev: &Piece, blocks: &[Block], limit: usize) -> Option<usize> {
         let end = prev.range.end;
-        let last = blocks.iter().find(|b| {
-            b.range.start < end && b.range.end >= end && b.range.start > prev.range.start
-        })?;
+        // Top-level blocks tile the document in order: the one holding `end` is the last to
+        // start before it (a binary search; a linear one per chunk was quadratic in a long file).
+        let at = blocks
+            .partition_point(|b| b.range.start < end)
+            .checked_sub(1)?;
+        let last = &blocks[at];
+        if last.range.end < end || last.range.start <= prev.range.start {
+            return None;
+        }
         let whole = self.source[end..last.range.end].trim().is_empty();
         if !whole || last.kind != Kind::Paragraph || !has_text(&self.source[last.range.clone()]) {
             return None;
