@@ -3,6 +3,8 @@
 
 use std::ops::Range;
 
+use crate::TableText;
+
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Kind {
     Heading {
@@ -123,64 +125,65 @@ pub(crate) fn row_key(line: &str) -> Option<String> {
     (!out.is_empty() && !out.bytes().all(|b| matches!(b, b'-' | b':' | b' '))).then_some(out)
 }
 
-/// Compact replacements for the delimiter rows of tables: padded rows (`|:------|`) cost one
-/// token per dash and say nothing. Ranges are the trimmed rows in `source`.
-pub(crate) fn delimiter_rewrites(
+/// The rewrites of every table (nested ones too), by how `tables` read: as written, each
+/// delimiter row compacted (padded rows, `|:------|`, cost one token per dash and say nothing);
+/// or rendered, as the page they were converted from shows them: each row's cells joined by
+/// tabs, without pipes, and no delimiter row (the form a browser copies a table in, and the
+/// words and order of the page's visible text). A rendered table stays a table to the chunker:
+/// it is still split between rows with its header repeated, and keyed rows still get records.
+/// Ranges are the trimmed rows in `source`; a dropped delimiter row goes with the line break
+/// before it.
+pub(crate) fn table_rewrites(
     source: &str,
     blocks: &[Block],
+    tables: TableText,
     out: &mut Vec<(Range<usize>, String)>,
 ) {
     for b in blocks {
         if b.kind == Kind::Table {
-            let ls = lines(source, b.range.clone());
-            if let Some(l) = ls
-                .iter()
-                .skip(1)
-                .find(|l| is_delimiter_row(&source[(*l).clone()]))
-            {
-                let line = &source[l.clone()];
-                let start = l.start + (line.len() - line.trim_start().len());
-                let end = l.start + line.trim_end().len();
-                let compact = compact_delimiter(&source[start..end]);
-                if compact.len() < end - start {
-                    out.push((start..end, compact));
-                }
+            let rows = lines(source, b.range.clone());
+            match tables {
+                TableText::Source => compact_delimiter_row(source, &rows, out),
+                TableText::Rendered => render_rows(source, &rows, out),
             }
         }
-        delimiter_rewrites(source, &b.children, out);
+        table_rewrites(source, &b.children, tables, out);
     }
 }
 
-/// Rewrites that make the tables of a converted page read as the page shows them: each row's
-/// cells joined by tabs, without pipes, and no delimiter row (the form a browser copies a table
-/// in, and the words and order of the page's visible text). The table stays a table to the
-/// chunker: it is still split between rows with its header repeated, and keyed rows still get
-/// records. Ranges are the trimmed rows in `source`; a delimiter row goes with the line break
-/// before it.
-pub(crate) fn rendered_table_rewrites(
+fn compact_delimiter_row(
     source: &str,
-    blocks: &[Block],
+    rows: &[Range<usize>],
     out: &mut Vec<(Range<usize>, String)>,
 ) {
-    for b in blocks {
-        if b.kind == Kind::Table {
-            let mut previous_end = None;
-            for l in lines(source, b.range.clone()) {
-                let line = &source[l.clone()];
-                let start = l.start + (line.len() - line.trim_start().len());
-                let end = l.start + line.trim_end().len();
-                if start < end && line.contains('|') {
-                    match previous_end {
-                        Some(before) if is_delimiter_row(line) => {
-                            out.push((before..end, String::new()))
-                        }
-                        _ => out.push((start..end, row_text(&source[start..end]))),
-                    }
-                }
-                previous_end = Some(l.end);
+    if let Some(l) = rows
+        .iter()
+        .skip(1)
+        .find(|l| is_delimiter_row(&source[(*l).clone()]))
+    {
+        let line = &source[l.clone()];
+        let start = l.start + (line.len() - line.trim_start().len());
+        let end = l.start + line.trim_end().len();
+        let compact = compact_delimiter(&source[start..end]);
+        if compact.len() < end - start {
+            out.push((start..end, compact));
+        }
+    }
+}
+
+fn render_rows(source: &str, rows: &[Range<usize>], out: &mut Vec<(Range<usize>, String)>) {
+    let mut previous_end = None;
+    for l in rows {
+        let line = &source[l.clone()];
+        let start = l.start + (line.len() - line.trim_start().len());
+        let end = l.start + line.trim_end().len();
+        if start < end && line.contains('|') {
+            match previous_end {
+                Some(before) if is_delimiter_row(line) => out.push((before..end, String::new())),
+                _ => out.push((start..end, row_text(&source[start..end]))),
             }
         }
-        rendered_table_rewrites(source, &b.children, out);
+        previous_end = Some(l.end);
     }
 }
 

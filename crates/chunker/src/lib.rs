@@ -449,10 +449,7 @@ impl Chunker {
             .unwrap_or_else(|| file_title(path));
 
         let mut rewrites = Vec::new();
-        match tables {
-            TableText::Source => blocks::delimiter_rewrites(source, &blocks, &mut rewrites),
-            TableText::Rendered => blocks::rendered_table_rewrites(source, &blocks, &mut rewrites),
-        }
+        blocks::table_rewrites(source, &blocks, tables, &mut rewrites);
         let tokens = Tokens::new(&self.counting, source, body, rewrites);
         let cx = pack::PackContext {
             tokens: &tokens,

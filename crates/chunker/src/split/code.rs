@@ -38,10 +38,7 @@ impl PackContext<'_> {
         let indent = " ".repeat(first[..col].chars().count());
         let prefix = format!("{indent}{}\n", &first[col..]);
         let suffix = format!("\n{indent}{fence}");
-        let (prefix_tokens, suffix_tokens) = (self.str_tokens(&prefix), self.str_tokens(&suffix));
-        if (prefix_tokens + suffix_tokens) * 2 > budget.max {
-            return self.split_text(range, budget, Level::Lines, false);
-        }
+        let suffix_tokens = self.str_tokens(&suffix);
         let inner_end = if closed {
             code_lines.len() - 1
         } else {
