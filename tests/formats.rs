@@ -174,6 +174,27 @@ fn html_tables_read_as_the_page_shows_them() {
 }
 
 #[test]
+fn pieces_of_a_long_real_function_keep_its_definition_line() {
+    // CPython's json.detect_encoding is split into pieces; the one that decides utf-16-le vs
+    // utf-32-le must still say which function it is (code corpus question code-012).
+    let chunks = chunks_of(&shared("code/docs/python/json/__init__.py"));
+    let pieces: Vec<&str> = chunks
+        .iter()
+        .map(|c| c["text"].as_str().unwrap())
+        .filter(|t| t.contains("def detect_encoding(b):"))
+        .collect();
+    assert!(pieces.len() > 1, "the function is split: {pieces:?}");
+    let decider = pieces
+        .iter()
+        .find(|t| t.contains("return 'utf-16-le' if b[2] or b[3] else 'utf-32-le'"))
+        .expect("the deciding piece names its function");
+    assert!(
+        decider.contains("```python\ndef detect_encoding(b):\n"),
+        "{decider}"
+    );
+}
+
+#[test]
 fn converted_files_sync_like_markdown_and_corrupt_ones_are_named() {
     let work = tempfile::tempdir().unwrap();
     let docs = work.path().join("docs");

@@ -776,3 +776,33 @@ fn pieces_of_a_split_function_repeat_its_definition_line() {
         .count();
     assert_eq!(repeated, 1);
 }
+
+#[test]
+fn real_split_sections_keep_the_condition_with_its_rule() {
+    // Traefik's migration guide: a warning's condition ended one chunk and the way to silence
+    // it opened the next (dev question traefik-015).
+    let rel = "migrate/v3.md";
+    let src = std::fs::read_to_string(format!("{}/{rel}", common::CORPUS)).unwrap();
+    let doc = chunk(rel, &src);
+    assert_cap(&doc, 256);
+    let rule = doc
+        .chunks
+        .iter()
+        .find(|c| {
+            c.text
+                .contains("To silence the warning and avoid security concerns")
+        })
+        .expect("the rule's chunk");
+    assert!(
+        rule.text
+            .contains("When `trustForwardHeader` is not explicitly set, Traefik logs a warning"),
+        "{}",
+        rule.text
+    );
+    // The carried paragraph is the source's own bytes, and the chunk before ends with it.
+    let body = &src[rule.byte_range.clone()];
+    assert!(
+        body.starts_with("When `trustForwardHeader` is not explicitly set"),
+        "{body}"
+    );
+}
