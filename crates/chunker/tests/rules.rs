@@ -739,8 +739,16 @@ fn pieces_of_a_split_function_repeat_its_definition_line() {
         60,
         "    let path_{i} = home.join(\"git/ignore/{i}\");",
     );
+    // A shell function with its brace on a line of its own: the name is the head, not `{`.
+    let sh = long_function(
+        "sh",
+        "_comp_cd()\n{",
+        60,
+        "    local word_{i}=\"${COMP_WORDS[{i}]}\"",
+    );
     for (src, definition, fence) in [
         (&py, "def detect_encoding(b, strict=True):", "```python"),
+        (&sh, "_comp_cd()", "```sh"),
         (
             &rs,
             "pub fn excludes_file_default() -> Option<PathBuf> {",
@@ -765,16 +773,72 @@ fn pieces_of_a_split_function_repeat_its_definition_line() {
             last.text
         );
     }
-    // Blocks that define nothing (configuration, shell) repeat only their fence.
+    // A flat configuration block repeats its one enclosing key.
     let yaml = long_function("yaml", "entryPoints:", 90, "  web{i}: {address: ':{i}'}");
     let doc = chunk("y.md", &yaml);
     assert!(doc.chunks.len() > 1);
-    let repeated = doc
-        .chunks
-        .iter()
-        .filter(|c| c.text.contains("entryPoints:"))
-        .count();
-    assert_eq!(repeated, 1);
+    for c in &doc.chunks {
+        assert_eq!(c.text.matches("entryPoints:").count(), 1, "{}", c.text);
+    }
+}
+
+#[test]
+fn pieces_of_split_code_keep_every_value_with_its_keys() {
+    // Nested configuration: wherever the cut falls, a router's settings stay with the router's
+    // name and the keys above it (repeated as the piece's head, or carried over the cut).
+    let yaml = long_function(
+        "yaml",
+        "http:\n  routers:",
+        40,
+        "    router{i}:\n      rule: r{i}-host\n      service: r{i}-svc\n      priority: r{i}-prio",
+    );
+    let doc = chunk("y.md", &yaml);
+    assert!(doc.chunks.len() > 2, "split");
+    assert_cap(&doc, 256);
+    for (n, c) in doc.chunks.iter().enumerate() {
+        assert!(
+            c.text.contains("```yaml\nhttp:\n  routers:\n"),
+            "{}",
+            c.text
+        );
+        for line in c.text.lines().filter(|l| l.starts_with("      ")) {
+            let i = line.split(": r").nth(1).and_then(|v| v.split('-').next());
+            let name = format!("    router{}:\n", i.expect("a numbered value"));
+            assert!(
+                c.text.contains(&name),
+                "chunk {n}: {line:?} without {name:?}:\n{}",
+                c.text
+            );
+        }
+    }
+    // A run of fields cut in the middle: the piece after the cut repeats the line before it,
+    // so two neighbouring fields always share at least one chunk.
+    let rs = long_function(
+        "rust",
+        "struct IgnoreInner {",
+        60,
+        "    /// The matcher for kind {i}.\n    matcher_{i}: Gitignore,",
+    );
+    let doc = chunk("s.md", &rs);
+    assert!(doc.chunks.len() > 1, "split");
+    assert_cap(&doc, 256);
+    for i in 0..59 {
+        let (a, b) = (format!("matcher_{i}:"), format!("matcher_{}:", i + 1));
+        assert!(
+            doc.chunks
+                .iter()
+                .any(|c| c.text.contains(&a) && c.text.contains(&b)),
+            "{a} and {b} never together"
+        );
+    }
+    for c in &doc.chunks {
+        assert_eq!(
+            c.text.matches("struct IgnoreInner {").count(),
+            1,
+            "{}",
+            c.text
+        );
+    }
 }
 
 #[test]

@@ -52,25 +52,19 @@ impl PackContext<'_> {
                 starts.push(code_lines[k].start);
             }
         }
-        // A piece of a function's body without the function is a fragment: continuation pieces
-        // repeat the definition line (`def detect_encoding(b):`, `pub fn global() -> ...`)
-        // under their fence, as split tables repeat their header. Only when that line is in
-        // the first segment (so always in the first piece) and short.
-        let first_segment_end = starts.get(1).copied().unwrap_or(range.end);
-        let prefix = match definition_line(src, &code_lines[fence_line + 1..inner_end]) {
-            Some(line)
-                if line.end <= first_segment_end
-                    && self.str_tokens(&src[line.clone()]) * 8 <= budget.max =>
-            {
-                format!("{prefix}{}\n", &src[line])
-            }
-            _ => prefix,
-        };
+        // A piece of a function's body without the function is a fragment, and a value without
+        // its key is noise: continuation pieces repeat, under their fence, the lines that
+        // enclose their first line (by indentation: `def detect_encoding(b):` and `if len(b) >=
+        // 4:`, or `http:` and `routers:`), as split tables repeat their header. Room for the
+        // longest such head is kept on every piece.
+        let inner_lines = &code_lines[fence_line + 1..inner_end];
+        let heads = self.scope_heads(inner_lines, budget.max / 8);
+        let scope_room = heads.iter().map(|h| h.1).max().unwrap_or(0);
         let prefix_tokens = self.str_tokens(&prefix);
-        if (prefix_tokens + suffix_tokens) * 2 > budget.max {
+        if (prefix_tokens + scope_room + suffix_tokens) * 2 > budget.max {
             return self.split_text(range, budget, Level::Lines, false);
         }
-        let segment_max = budget.max - prefix_tokens - suffix_tokens;
+        let segment_max = budget.max - prefix_tokens - scope_room - suffix_tokens;
         let mut segments = Vec::new();
         for (i, &s) in starts.iter().enumerate() {
             let e = starts
@@ -78,8 +72,7 @@ impl PackContext<'_> {
                 .map_or(range.end, |&n| trim_end(src, s..n));
             let segment = self.piece(s..e);
             if segment.tokens > segment_max {
-                let flat = Budget::flat(segment_max);
-                segments.extend(self.split_text(s..e, flat, Level::Lines, false));
+                segments.extend(self.split_lines(s..e, segment_max));
             } else {
                 segments.push(segment);
             }
@@ -87,9 +80,32 @@ impl PackContext<'_> {
         let mut out = self.merge_segments(
             segments,
             budget,
-            (&prefix, prefix_tokens),
+            (&prefix, prefix_tokens + scope_room),
             (&suffix, suffix_tokens),
         );
+        // merge_segments counted the room; each piece gets its own head, and the lines just
+        // before its cut when they fit (a field list or a run of statements cut in the middle).
+        for piece in out.iter_mut().skip(1) {
+            piece.prefix_tokens -= scope_room;
+            piece.tokens -= scope_room;
+        }
+        self.overlap_lines(&mut out, inner_lines, budget.max, scope_room);
+        for piece in out.iter_mut().skip(1) {
+            let at = inner_lines.partition_point(|l| l.start < piece.range.start);
+            let Some((head, _)) = heads.get(at).filter(|h| !h.0.is_empty()) else {
+                continue;
+            };
+            let text: String = (head.iter())
+                .map(|&k| format!("{}\n", &src[inner_lines[k].clone()]))
+                .collect();
+            let tokens = self.str_tokens(&text);
+            // Tokens of a joined text can differ from the sum of its lines' by a word piece.
+            if piece.tokens + tokens <= budget.max {
+                piece.prefix.push_str(&text);
+                piece.prefix_tokens += tokens;
+                piece.tokens += tokens;
+            }
+        }
         if !closed {
             // The source never closes this fence; close it so the chunk stays balanced.
             if let Some(last) = out.last_mut().filter(|p| p.suffix.is_empty()) {
@@ -100,32 +116,129 @@ impl PackContext<'_> {
     }
 }
 
-/// The line that defines what a code block holds: its first line that is not blank, a comment,
-/// an attribute or a decorator, when that line declares a function, type or module in one of
-/// the usual keywords (`def`, `class`, `fn`, `impl`, `func`, `function`, ...).
-fn definition_line(src: &str, lines: &[Range<usize>]) -> Option<Range<usize>> {
-    const KEYWORDS: [&str; 12] = [
-        "def",
-        "class",
-        "fn",
-        "impl",
-        "struct",
-        "enum",
-        "trait",
-        "func",
-        "function",
-        "interface",
-        "mod",
-        "union",
-    ];
-    const SKIP: [&str; 7] = ["//", "#", "@", "/*", "*", "--", "\"\"\""];
-    let line = lines.iter().find(|l| {
-        let t = src[(*l).clone()].trim();
-        !t.is_empty() && !SKIP.iter().any(|p| t.starts_with(p))
-    })?;
-    let declares = src[line.clone()]
-        .split_whitespace()
-        .take(4)
-        .any(|word| KEYWORDS.contains(&word.split(['<', '(']).next().unwrap_or(word)));
-    declares.then(|| line.clone())
+impl PackContext<'_> {
+    /// For every line, the lines that enclose it (indices into `lines`, outermost first) and
+    /// their tokens: walking back, each line indented less than the innermost found so far;
+    /// blank lines, comments and lone brackets are never scope. Of a deeper chain, the
+    /// outermost lines that fit `max` tokens. One pass with a stack of open lines.
+    fn scope_heads(&self, lines: &[Range<usize>], max: usize) -> Vec<(Vec<usize>, usize)> {
+        let src = self.source;
+        let mut open: Vec<(usize, usize, usize)> = Vec::new(); // (line, indent, tokens)
+        let mut heads = Vec::with_capacity(lines.len());
+        for (k, line) in lines.iter().enumerate() {
+            let text = &src[line.clone()];
+            let Some(depth) = indent(text) else {
+                heads.push((Vec::new(), 0));
+                continue;
+            };
+            let trimmed = text.trim();
+            // A comment or a lone bracket belongs to what encloses it but names nothing, and
+            // does not end an enclosing line's scope either (a comment at column 0, the `{` under
+            // a shell or C function's name).
+            let opens = !is_comment(trimmed) && !trimmed.chars().all(|c| "()[]{};,".contains(c));
+            if opens {
+                while open.last().is_some_and(|o| o.1 >= depth) {
+                    open.pop();
+                }
+            }
+            let mut used = 0;
+            let mut head = Vec::new();
+            for &(j, _, tokens) in open.iter().filter(|o| o.1 < depth) {
+                if used + tokens <= max {
+                    head.push(j);
+                    used += tokens;
+                }
+            }
+            heads.push((head, used));
+            if opens {
+                open.push((k, depth, self.str_tokens(text)));
+            }
+        }
+        heads
+    }
+
+    /// `range` cut into pieces of at most `max` tokens between lines, never right after a
+    /// comment, attribute or decorator line: those belong to the line they introduce.
+    fn split_lines(&self, range: Range<usize>, max: usize) -> Vec<Piece> {
+        let src = self.source;
+        let mut groups: Vec<Range<usize>> = Vec::new();
+        let mut open_group: Option<usize> = None;
+        for line in lines(src, range.clone()) {
+            let text = src[line.clone()].trim();
+            let start = open_group.take().unwrap_or(line.start);
+            if text.is_empty() || is_comment(text) || text.starts_with('@') {
+                open_group = Some(start);
+            } else {
+                groups.push(start..line.end);
+            }
+        }
+        if let Some(start) = open_group {
+            groups.push(start..range.end);
+        }
+        let mut pieces = Vec::new();
+        for group in groups {
+            let piece = self.piece(group.clone());
+            if piece.tokens > max {
+                pieces.extend(self.split_text(group, Budget::flat(max), Level::Lines, false));
+            } else {
+                pieces.push(piece);
+            }
+        }
+        self.merge_segments(pieces, Budget::flat(max), ("", 0), ("", 0))
+    }
+
+    /// Starts each piece after the first earlier, at whole lines of the piece before it, as long
+    /// as those lines take at most `overlap_tokens` and the piece (with `reserve` more tokens
+    /// for its head) stays within `max`. A repeated run never starts with a blank line.
+    fn overlap_lines(&self, out: &mut [Piece], lines: &[Range<usize>], max: usize, reserve: usize) {
+        if self.overlap_tokens == 0 {
+            return;
+        }
+        for k in 1..out.len() {
+            let (start, end) = (out[k].range.start, out[k].range.end);
+            let floor = out[k - 1].range.start;
+            let at = lines.partition_point(|l| l.start < start);
+            let mut new_start = start;
+            for line in lines[..at].iter().rev() {
+                if line.start < floor
+                    || self.tokens.range(line.start..start) > self.overlap_tokens
+                    || out[k].prefix_tokens
+                        + reserve
+                        + self.tokens.range(line.start..end)
+                        + out[k].suffix_tokens
+                        > max
+                {
+                    break;
+                }
+                if !self.source[line.clone()].trim().is_empty() {
+                    new_start = line.start;
+                }
+            }
+            if new_start < start {
+                let p = &mut out[k];
+                p.range.start = new_start;
+                p.tokens = p.prefix_tokens + self.tokens.range(p.range.clone()) + p.suffix_tokens;
+            }
+        }
+    }
+}
+
+/// Leading whitespace of a line in columns (a tab counts 4); `None` for a blank line.
+fn indent(line: &str) -> Option<usize> {
+    let body = line.trim_start();
+    if body.is_empty() {
+        return None;
+    }
+    Some(
+        line[..line.len() - body.len()]
+            .chars()
+            .map(|c| if c == '\t' { 4 } else { 1 })
+            .sum(),
+    )
+}
+
+/// Whether a trimmed line is only a comment (or a docstring's quotes) in a common syntax.
+fn is_comment(line: &str) -> bool {
+    const STARTS: [&str; 6] = ["//", "#", "/*", "*", "--", "\"\"\""];
+    STARTS.iter().any(|p| line.starts_with(p))
 }
