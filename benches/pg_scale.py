@@ -1,11 +1,14 @@
 """Helpers of benches/pg_scale.sh (run with the LangChain/pg venv's python: numpy, psycopg, blake3).
 
-    gen CORPUS OUT N        N one-section Markdown files, as benches/sync_lifecycle.sh makes them,
-                            plus one line naming the file, so every chunk text (and vector) is unique
-    seed URL FINGERPRINT random|clustered BIN MODEL
+    gen CORPUS OUT N [S]    N Markdown files of S sections each (default 1, as benches/sync_lifecycle.sh
+                            makes them), each section ending in a line that names it, so every chunk
+                            text (and vector) is unique
+    seed URL FINGERPRINT random|clustered|gaussian BIN MODEL
                             chunk JSON lines (`rag-index chunks --json`) on stdin -> one unit vector
-                            (384 dims) per distinct hash, COPYed into rag_index.embeddings: random,
-                            or clustered (the model's vector of the text, plus noise)
+                            (384 dims) per distinct hash, COPYed into rag_index.embeddings: random;
+                            clustered (the model's vector of the text, plus noise); or gaussian
+                            (drawn from the mean and covariance of the model's vectors of the
+                            distinct section texts: the real spread, without near-duplicates)
     sqlrecall URL QUERIES BIN MODEL K   recall@K of the HNSW statement at several ef_search
     sizes URL               table and index sizes as JSON
     rebuild URL             time CREATE INDEX (HNSW) from scratch over the synced chunks, then drop it
@@ -22,7 +25,7 @@ import sys
 import time
 
 
-def gen(corpus, out, n):
+def gen(corpus, out, n, per_file=1):
     sections = []
     for dirpath, _, names in os.walk(corpus):
         for name in sorted(names):
@@ -61,15 +64,28 @@ def gen(corpus, out, n):
             pool.append((title.replace('"', "'"), body))
     old = time.time() - 86400
     for i in range(n):
-        title, body = pool[i % len(pool)]
         d = os.path.join(out, f"d{i // 1000:04d}")
         if i % 1000 == 0:
             os.makedirs(d, exist_ok=True)
         p = os.path.join(d, f"doc{i:07d}.md")
+        if per_file == 1:
+            title, body = pool[i % len(pool)]
+            text = f'---\ntitle: "{title}"\nid: {i}\n---\n{body}\n\nGenerated document {i}.\n'
+        else:
+            # Consecutive pool entries, each under a heading of its own so it stays its own
+            # chunk, and each with a unique last line.
+            title = pool[(i * per_file) % len(pool)][0]
+            parts = [f'---\ntitle: "{title}"\nid: {i}\n---\n']
+            for j in range(per_file):
+                part_title, body = pool[(i * per_file + j) % len(pool)]
+                if not body.startswith("#"):
+                    body = f"## {part_title}\n\n{body}"
+                parts.append(f"{body}\n\nGenerated section {i}.{j}.\n\n")
+            text = "".join(parts)
         with open(p, "w", encoding="utf-8") as f:
-            f.write(f'---\ntitle: "{title}"\nid: {i}\n---\n{body}\n\nGenerated document {i}.\n')
+            f.write(text)
         os.utime(p, (old, old))
-    print(f"{len(pool)} distinct sections, {n} files", file=sys.stderr)
+    print(f"{len(pool)} distinct sections, {n} files of {per_file} sections", file=sys.stderr)
 
 
 def embed(bin_, model, texts):
@@ -93,18 +109,26 @@ def seed(url, fingerprint, mode, bin_, model):
     for line in sys.stdin:
         if line.strip():
             c = json.loads(line)
-            base_of[c["hash"]] = re.sub(r"\s*Generated document \d+\.\s*$", "", c["text"])
+            base_of[c["hash"]] = re.sub(r"\s*Generated (document \d+|section \d+\.\d+)\.\s*$", "", c["text"])
             chunks += 1
     hashes = set(base_of)
     rng = np.random.default_rng(42)
     bases = {}
     t = time.perf_counter()
-    if mode == "clustered":
+    if mode in ("clustered", "gaussian"):
         # The real embedding of the chunk's text without its unique line, plus isotropic noise of
         # norm 0.5 (cosine ~0.89 to that embedding): clusters of near-duplicates, as in real corpora.
         texts = sorted(set(base_of.values()))
         bases = dict(zip(texts, embed(bin_, model, texts)))
     embed_s = time.perf_counter() - t
+    if mode == "gaussian":
+        # Independent draws from N(mean, cov) of the real vectors: the spread of the model's
+        # embedding space (its few dominant directions included), with no near-duplicate groups
+        # that no index could order.
+        real = np.stack(list(bases.values())).astype(np.float64)
+        mean = real.mean(axis=0)
+        cov = np.cov(real, rowvar=False) + 1e-6 * np.eye(real.shape[1])
+        chol = np.linalg.cholesky(cov)
     t = time.perf_counter()
     with psycopg.connect(url) as conn:
         register_vector(conn)
@@ -118,6 +142,10 @@ def seed(url, fingerprint, mode, bin_, model):
                 v /= np.linalg.norm(v, axis=1, keepdims=True)
                 if mode == "clustered":
                     v = np.stack([bases[base_of[h]] for h in part]) + 0.5 * v
+                    v /= np.linalg.norm(v, axis=1, keepdims=True)
+                elif mode == "gaussian":
+                    z = rng.standard_normal((len(part), 384))
+                    v = (mean + z @ chol.T).astype(np.float32)
                     v /= np.linalg.norm(v, axis=1, keepdims=True)
                 for h, row in zip(part, v):
                     copy.write_row((f"{prefix}:{h}", 384, row))
@@ -262,7 +290,7 @@ def lexoverlap(url, queries_file, http, k):
 if __name__ == "__main__":
     cmd = sys.argv[1]
     if cmd == "gen":
-        gen(sys.argv[2], sys.argv[3], int(sys.argv[4]))
+        gen(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]) if len(sys.argv) > 5 else 1)
     elif cmd == "seed":
         seed(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6])
     elif cmd == "sqlrecall":

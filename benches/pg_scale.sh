@@ -3,9 +3,12 @@
 # edit, query p50/p99 (warm `serve --http`, dense and hybrid) and recall@10 of the HNSW path vs
 # exact (through rag-index, and of its SQL statement at several hnsw.ef_search). No model run for
 # the corpus: unit vectors are COPYed into rag_index.embeddings under the keys the sync looks up
-# (--vectors random, or clustered = the model's vector of the text without its unique line + noise).
+# (--vectors random; clustered = the model's vector of the text without its unique line + noise;
+# gaussian = drawn from the mean and covariance of the model's vectors of the section texts).
 #
-#   benches/pg_scale.sh [--sizes 100000,1000000] [--budget-min 60] [--vectors random|clustered]
+#   benches/pg_scale.sh [--sizes 100000,1000000] [--budget-min 60]
+#                       [--vectors random|clustered|gaussian] [--sections-per-file S (default 1:
+#                       sizes are files and about as many chunks; 10: ten sections per file)]
 #                       [--fast (PG_FAST=1)] [--keep] [--no-rebuild (skip the from-scratch
 #                       CREATE INDEX timing; the full sync builds the collection's index anyway)]
 #
@@ -20,16 +23,17 @@ corpus="$(cd "$root/../shared/corpora/traefik/docs" && pwd)"
 model="$root/models/all-MiniLM-L6-v2"
 bin="${RAG_INDEX_BIN:-/var/tmp/rag-index-bench-bin}"
 py="${LC_VENV:-/var/tmp/lcpg-venv}/bin/python"
-sizes=100000,1000000 budget_min=60 fast=0 keep=0 vectors=random rebuild=1
+sizes=100000,1000000 budget_min=60 fast=0 keep=0 vectors=random rebuild=1 per_file=1
 while [ $# -gt 0 ]; do
     case "$1" in
         --sizes) sizes="$2"; shift ;;
         --budget-min) budget_min="$2"; shift ;;
         --fast) fast=1 ;;
         --vectors) vectors="$2"; shift ;;
+        --sections-per-file) per_file="$2"; shift ;;
         --keep) keep=1 ;;
         --no-rebuild) rebuild=0 ;;
-        -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
         *) echo "unknown option: $1" >&2; exit 2 ;;
     esac
     shift
@@ -87,7 +91,7 @@ for n in "${size_list[@]}"; do
     url="$("$root/scripts/pg.sh" url "$pgdata" --direct)"
     big="$work/big-$n"
     log "size $n: generating files"
-    "$py" "$here/pg_scale.py" gen "$corpus" "$big" "$n"
+    "$py" "$here/pg_scale.py" gen "$corpus" "$big" "$n" "$per_file"
     fp=$("$bin" --model-dir "$model" stats --store "$url" --collection scale --json |
         python3 -c 'import json,sys; print(json.load(sys.stdin)["model_fingerprint"])')
     log "size $n: chunking (rag-index chunks --json) and seeding vectors for $fp"
