@@ -89,7 +89,14 @@ impl PackContext<'_> {
             piece.prefix_tokens -= scope_room;
             piece.tokens -= scope_room;
         }
-        self.overlap_lines(&mut out, inner_lines, budget.max, scope_room);
+        // The lines just before a cut, repeated: never starting at a blank line.
+        if self.overlap_tokens > 0 {
+            let starts: Vec<usize> = (inner_lines.iter())
+                .filter(|l| !src[(*l).clone()].trim().is_empty())
+                .map(|l| l.start)
+                .collect();
+            self.carry_back(&mut out, &starts, usize::MAX, budget.max, scope_room);
+        }
         for piece in out.iter_mut().skip(1) {
             let at = inner_lines.partition_point(|l| l.start < piece.range.start);
             let Some((head, _)) = heads.get(at).filter(|h| !h.0.is_empty()) else {
@@ -185,41 +192,6 @@ impl PackContext<'_> {
             }
         }
         self.merge_segments(pieces, Budget::flat(max), ("", 0), ("", 0))
-    }
-
-    /// Starts each piece after the first earlier, at whole lines of the piece before it, as long
-    /// as those lines take at most `overlap_tokens` and the piece (with `reserve` more tokens
-    /// for its head) stays within `max`. A repeated run never starts with a blank line.
-    fn overlap_lines(&self, out: &mut [Piece], lines: &[Range<usize>], max: usize, reserve: usize) {
-        if self.overlap_tokens == 0 {
-            return;
-        }
-        for k in 1..out.len() {
-            let (start, end) = (out[k].range.start, out[k].range.end);
-            let floor = out[k - 1].range.start;
-            let at = lines.partition_point(|l| l.start < start);
-            let mut new_start = start;
-            for line in lines[..at].iter().rev() {
-                if line.start < floor
-                    || self.tokens.range(line.start..start) > self.overlap_tokens
-                    || out[k].prefix_tokens
-                        + reserve
-                        + self.tokens.range(line.start..end)
-                        + out[k].suffix_tokens
-                        > max
-                {
-                    break;
-                }
-                if !self.source[line.clone()].trim().is_empty() {
-                    new_start = line.start;
-                }
-            }
-            if new_start < start {
-                let p = &mut out[k];
-                p.range.start = new_start;
-                p.tokens = p.prefix_tokens + self.tokens.range(p.range.clone()) + p.suffix_tokens;
-            }
-        }
     }
 }
 

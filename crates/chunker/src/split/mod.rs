@@ -114,6 +114,44 @@ impl PackContext<'_> {
         pieces
     }
 
+    /// Starts each piece after the first earlier, at up to `most` of the `starts` (sorted
+    /// boundaries: sentence starts, non-blank line starts) inside the piece before it, as long
+    /// as the repeated text takes at most `overlap_tokens` and the piece, with `reserve` more
+    /// tokens for a head added later, stays within `max`.
+    fn carry_back(
+        &self,
+        out: &mut [Piece],
+        starts: &[usize],
+        most: usize,
+        max: usize,
+        reserve: usize,
+    ) {
+        for k in 1..out.len() {
+            let (start, end) = (out[k].range.start, out[k].range.end);
+            let floor = out[k - 1].range.start;
+            let before = starts.partition_point(|&s| s < start);
+            let mut new_start = start;
+            for &cand in starts[before.saturating_sub(most)..before].iter().rev() {
+                let fits = cand >= floor
+                    && self.tokens.range(cand..start) <= self.overlap_tokens
+                    && out[k].prefix_tokens
+                        + reserve
+                        + self.tokens.range(cand..end)
+                        + out[k].suffix_tokens
+                        <= max;
+                if !fits {
+                    break;
+                }
+                new_start = cand;
+            }
+            if new_start < start {
+                let p = &mut out[k];
+                p.range.start = new_start;
+                p.tokens = p.prefix_tokens + self.tokens.range(p.range.clone()) + p.suffix_tokens;
+            }
+        }
+    }
+
     /// Merges consecutive segments up to the target; pieces after the first get `prefix`, pieces
     /// before the last get `suffix`. Segments must already fit
     /// `max - prefix_tokens - suffix_tokens`.

@@ -51,34 +51,10 @@ impl PackContext<'_> {
         };
         let mut out = self.merge_segments(pieces, greedy_budget, ("", 0), ("", 0));
         if overlap {
-            self.add_overlap(&mut out, &segs, max);
+            let starts: Vec<usize> = segs.iter().map(|s| s.start).collect();
+            self.carry_back(&mut out, &starts, 2, max, 0);
         }
         out
-    }
-
-    fn add_overlap(&self, out: &mut [Piece], segs: &[Range<usize>], max: usize) {
-        for k in 1..out.len() {
-            let start = out[k].range.start;
-            let end = out[k].range.end;
-            let before = segs.partition_point(|s| s.start < start);
-            let mut new_start = start;
-            for j in (before.saturating_sub(2)..before).rev() {
-                let cand = segs[j].start;
-                if cand >= out[k - 1].range.start
-                    && self.tokens.range(cand..start) <= self.overlap_tokens
-                    && self.tokens.range(cand..end) <= max
-                {
-                    new_start = cand;
-                } else {
-                    break;
-                }
-            }
-            if new_start < start {
-                let p = &mut out[k];
-                p.range.start = new_start;
-                p.tokens = p.prefix_tokens + self.tokens.range(p.range.clone()) + p.suffix_tokens;
-            }
-        }
     }
 
     /// Last resort inside a huge word: the largest prefix that fits, counted exactly.
