@@ -122,6 +122,10 @@ EOF
     printf '\nA paragraph added by the scale benchmark: the router matches it after the entry point.\n' >>"$edit.md"
     sync_step "$n" edit
     sync_step "$n" noop-after-edit
+    # A second edit, of another file: the first one after a build also pays for cold caches.
+    edit="$big/d$(printf '%04d' $((n / 3 / 1000)))/doc$(printf '%07d' $((n / 3)))"
+    printf '\nA paragraph added by the scale benchmark: the middleware runs before the service.\n' >>"$edit.md"
+    sync_step "$n" edit-2
     "$py" "$here/pg_scale.py" sizes "$url" >"$work/sizes.json"
     record "{\"size\":$n,\"step\":\"sizes\",\"report\":$(cat "$work/sizes.json"),\"folder_bytes\":$(du -sB1 "$big" | cut -f1)}"
     rc=0; "$bin" --model-dir "$model" verify --store "$url" --collection scale >"$work/verify.txt" 2>&1 || rc=$?

@@ -93,7 +93,27 @@ fn postgres_index_equals_the_embedded_one_and_a_fresh_one_through_edits() {
     assert_eq!(again["chunks"]["embedded"], 0, "{again}");
     assert_eq!(again["files"]["unchanged"], 5);
 
-    // An edit, a deletion and a new file, on both backends.
+    // An edit, a deletion, a new file and a touch (new mtime, same bytes), on both backends.
+    let provenance = |path: &str| -> BTreeMap<String, (Value, Value, Value)> {
+        json_lines(&pg_run(&pg.url, "docs", &["dump"], 0))
+            .into_iter()
+            .filter(|c| c["path"] == path)
+            .map(|c| {
+                let m = &c["metadata"];
+                let id = c["chunk_id"].as_str().unwrap().to_string();
+                (id, (m["changed_at"].clone(), m["size"].clone(), m["modified"].clone()))
+            })
+            .collect()
+    };
+    let before_edit = provenance(FILES[0]);
+    let before_touch = provenance(FILES[2]);
+    let touched = docs.join(FILES[2]);
+    std::fs::File::options()
+        .write(true)
+        .open(&touched)
+        .unwrap()
+        .set_modified(std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_600_000_000))
+        .unwrap();
     let edited = docs.join(FILES[0]);
     let mut text = std::fs::read_to_string(&edited).unwrap();
     text.push_str("\n\n## Added section\n\nA paragraph that only exists after the edit.\n");
@@ -107,6 +127,24 @@ fn postgres_index_equals_the_embedded_one_and_a_fresh_one_through_edits() {
     sync(&docs, &index, 0);
     let incremental = pg_dump(&pg.url, "docs");
     assert_eq!(incremental, live(dump(&index)));
+    // Chunks the edit left alone keep when their text appeared and take the file's new size
+    // and time; a touched file's chunks take its new time and keep the rest.
+    let after_edit = provenance(FILES[0]);
+    let size = std::fs::metadata(&edited).unwrap().len();
+    let kept: Vec<&String> = before_edit.keys().filter(|id| after_edit.contains_key(*id)).collect();
+    assert!(!kept.is_empty() && kept.len() < after_edit.len(), "{after_edit:?}");
+    for id in kept {
+        let (changed_at, _, _) = &before_edit[id];
+        let (changed_at_now, size_now, _) = &after_edit[id];
+        assert_eq!(changed_at_now, changed_at, "{id}");
+        assert_eq!(size_now, &Value::from(size), "{id}");
+    }
+    let after_touch = provenance(FILES[2]);
+    assert_eq!(after_touch.len(), before_touch.len());
+    for (id, (changed_at, size, modified)) in &after_touch {
+        assert_eq!((changed_at, size), (&before_touch[id].0, &before_touch[id].1));
+        assert_eq!(modified, "2020-09-13T12:26:40Z", "{id}");
+    }
     assert!(
         incremental.values().all(|c| c["path"] != FILES[1]),
         "no row of a deleted file is left"

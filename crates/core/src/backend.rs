@@ -42,6 +42,9 @@ pub(crate) struct CommittedState {
     pub manifest: HashMap<String, FileRecord>,
     /// Live chunks.
     pub live: usize,
+    /// The manifest's chunk IDs are not read yet (PostgreSQL): [`RagIndex::load_chunk_ids`]
+    /// reads those of the files a sync changes.
+    pub chunk_ids_pending: bool,
 }
 
 impl RagIndex {
@@ -78,20 +81,46 @@ impl RagIndex {
                     meta: snapshot.meta()?,
                     manifest: snapshot.files()?.into_iter().collect(),
                     live: snapshot.counts()?.chunks as usize,
+                    chunk_ids_pending: false,
                 })
             }
             Backend::Postgres(store) => store.read(|view| {
+                let meta = crate::postgres::meta_from(view.meta()?, &self.dir)?;
+                let mut live = 0;
+                let mut manifest = HashMap::new();
+                for (path, file, ids) in view.file_stats()? {
+                    live += ids as usize;
+                    manifest.insert(path, crate::postgres::file_record(file));
+                }
                 Ok::<_, Error>(CommittedState {
-                    meta: crate::postgres::meta_from(view.meta()?, &self.dir)?,
-                    manifest: view
-                        .files()?
-                        .into_iter()
-                        .map(|(path, file)| (path, crate::postgres::file_record(file)))
-                        .collect(),
-                    live: view.live_chunks()? as usize,
+                    meta,
+                    manifest,
+                    live,
+                    chunk_ids_pending: true,
                 })
             }),
         }
+    }
+
+    /// Reads the chunk IDs of `paths` into `manifest` (of a [`CommittedState`] whose IDs are
+    /// pending). The writer's lock keeps the manifest as it was read meanwhile.
+    pub(crate) fn load_chunk_ids(
+        &self,
+        manifest: &mut HashMap<String, FileRecord>,
+        paths: Vec<String>,
+    ) -> Result<()> {
+        let Some(store) = self.pg() else {
+            return Ok(());
+        };
+        if paths.is_empty() {
+            return Ok(());
+        }
+        for (path, ids) in store.read(|view| view.file_chunk_ids(&paths))? {
+            if let Some(record) = manifest.get_mut(&path) {
+                record.chunk_ids = ids;
+            }
+        }
+        Ok(())
     }
 
     /// Which of `keys` have a stored vector.

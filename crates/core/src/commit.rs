@@ -25,6 +25,8 @@ pub(crate) struct CommitContext<'a> {
     pub graph_current: bool,
     /// The lexical index is at the stored generation.
     pub lexical_current: bool,
+    /// Live chunks of the committed state the plan was made against.
+    pub live: usize,
     pub cancel: &'a AtomicBool,
 }
 

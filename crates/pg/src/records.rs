@@ -78,6 +78,10 @@ pub struct PgCommit {
     /// Chunks to write (new ones, and kept ones whose record changed); their vectors come from
     /// the vector cache by `embedding_key`.
     pub put_chunks: Vec<PgChunk>,
+    /// Kept chunks whose metadata or labels alone changed (an edit elsewhere in their file
+    /// changes its provenance): (ID, metadata, labels). An update that leaves the text and the
+    /// vector alone costs no re-join of the vector cache and no re-sent text.
+    pub put_metadata: Vec<(String, Map<String, Value>, Vec<String>)>,
     /// The collection's new meta record.
     pub meta: Value,
 }

@@ -175,6 +175,55 @@ impl<'a, 't> PgView<'a, 't> {
         Ok(row.as_ref().map(|row| chunk_from(row, &self.collections)))
     }
 
+    /// The manifest without its chunk IDs, and the number of IDs of each file: what a sync
+    /// compares a walk with. A file's IDs are read only when it changed
+    /// ([`file_chunk_ids`](Self::file_chunk_ids)): at a million chunks they are most of the
+    /// manifest's bytes.
+    pub fn file_stats(&mut self) -> Result<Vec<(String, PgFile, u64)>, PgError> {
+        let Some(id) = self.collection else {
+            return Ok(Vec::new());
+        };
+        let rows = self
+            .txn
+            .query(
+                "SELECT path, size, mtime_ns, content_hash, cardinality(chunk_ids) \
+                 FROM rag_index.files WHERE collection = $1",
+                &[&id],
+            )
+            .map_err(self.err("manifest read"))?;
+        Ok(rows
+            .iter()
+            .map(|row| {
+                let file = PgFile {
+                    size: row.get::<_, i64>(1) as u64,
+                    mtime_ns: row.get(2),
+                    content_hash: row.get(3),
+                    chunk_ids: Vec::new(),
+                };
+                (row.get(0), file, row.get::<_, i32>(4).max(0) as u64)
+            })
+            .collect())
+    }
+
+    /// The chunk IDs the manifest lists for each of `paths` that it has.
+    pub fn file_chunk_ids(
+        &mut self,
+        paths: &[String],
+    ) -> Result<Vec<(String, Vec<String>)>, PgError> {
+        let Some(id) = self.collection else {
+            return Ok(Vec::new());
+        };
+        let rows = self
+            .txn
+            .query(
+                "SELECT path, chunk_ids FROM rag_index.files \
+                 WHERE collection = $1 AND path = ANY($2)",
+                &[&id, &paths],
+            )
+            .map_err(self.err("manifest read"))?;
+        Ok(rows.iter().map(|row| (row.get(0), row.get(1))).collect())
+    }
+
     /// The live chunks of the first collection among `ids`, in no particular order.
     pub fn chunks_by_id(&mut self, ids: &[String]) -> Result<Vec<PgChunk>, PgError> {
         let Some(id) = self.collection else {

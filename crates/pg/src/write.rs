@@ -4,7 +4,7 @@
 use std::collections::{BTreeSet, HashMap};
 
 use postgres::Transaction;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::PgError;
 use crate::records::{PgChunk, PgCommit, PgFile};
@@ -58,6 +58,12 @@ pub(crate) fn apply(
         if written < chunks.len() as u64 {
             missing.extend(missing_vectors(txn, chunks).map_err(err("chunk write"))?);
         }
+    }
+    for rows in commit.put_metadata.chunks(BATCH) {
+        for (_, metadata, _) in rows {
+            keys.extend(metadata.keys().cloned());
+        }
+        put_metadata(txn, collection, rows).map_err(err("chunk metadata write"))?;
     }
     if let Some(first) = missing.first() {
         // Returning drops the transaction: nothing of this commit stays.
@@ -173,6 +179,30 @@ fn put_chunks(
             &labels,
             &keys,
         ],
+    )
+}
+
+/// Rewrites the metadata and labels of stored chunks, leaving their text and vector as they are.
+fn put_metadata(
+    txn: &mut Transaction<'_>,
+    collection: i64,
+    rows: &[(String, Map<String, Value>, Vec<String>)],
+) -> Result<u64, postgres::Error> {
+    let ids: Vec<&str> = rows.iter().map(|(id, _, _)| id.as_str()).collect();
+    let metadata: Vec<Value> = rows
+        .iter()
+        .map(|(_, m, _)| Value::Object(m.clone()))
+        .collect();
+    let labels: Vec<Value> = rows
+        .iter()
+        .map(|(_, _, l)| Value::from(l.clone()))
+        .collect();
+    txn.execute(
+        "UPDATE rag_index.chunks c SET metadata = u.metadata, \
+         labels = ARRAY(SELECT jsonb_array_elements_text(u.labels)) \
+         FROM unnest($2::text[], $3::jsonb[], $4::jsonb[]) AS u(id, metadata, labels) \
+         WHERE c.collection = $1 AND c.id = u.id",
+        &[&collection, &ids, &metadata, &labels],
     )
 }
 

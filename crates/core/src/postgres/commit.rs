@@ -23,7 +23,7 @@ impl RagIndex {
             .pg()
             .ok_or_else(|| self.unsupported("a PostgreSQL commit"))?;
         let mut meta = self.meta_to_write(&cx, plan.reindex);
-        let old = old_metadata(store, plan)?;
+        let old = stored_chunks(store, plan)?;
         let mut commit = PgCommit {
             clear: plan.reindex,
             ..PgCommit::default()
@@ -39,7 +39,7 @@ impl RagIndex {
                 commit.remove_files.push(path.clone());
             }
         } else {
-            deleted = self.committed_state()?.live;
+            deleted = cx.live;
         }
         let now = provenance::rfc3339(provenance::now_ns());
         for file in &plan.changed {
@@ -47,7 +47,7 @@ impl RagIndex {
                 .old_ids
                 .iter()
                 .filter_map(|id| old.get(id.as_str()))
-                .filter_map(|m| provenance::field(m, "indexed_at"))
+                .filter_map(|c| provenance::field(&c.metadata, "indexed_at"))
                 .min()
                 .unwrap_or_else(|| now.clone());
             let source = provenance::SourceFacts {
@@ -62,9 +62,8 @@ impl RagIndex {
                 commit.remove_chunks.push(id.to_string());
             }
             for chunk in &file.chunks {
-                let changed_at = old
-                    .get(chunk.id.as_str())
-                    .and_then(|m| provenance::field(m, "changed_at"));
+                let stored = old.get(chunk.id.as_str());
+                let changed_at = stored.and_then(|c| provenance::field(&c.metadata, "changed_at"));
                 let mut metadata = chunk.metadata.clone();
                 provenance::stamp_source(&mut metadata, &source);
                 provenance::stamp_times(
@@ -72,9 +71,15 @@ impl RagIndex {
                     &indexed_at,
                     changed_at.as_deref().unwrap_or(&now),
                 );
-                commit
-                    .put_chunks
-                    .push(pg_chunk(chunk, metadata, cx.model_id));
+                let new = pg_chunk(chunk, metadata, cx.model_id);
+                // A reindex writes a new collection: every row goes in.
+                match stored.filter(|_| !plan.reindex) {
+                    Some(stored) if same_row(stored, &new) => {}
+                    Some(stored) if same_content(stored, &new) => {
+                        commit.put_metadata.push((new.id, new.metadata, new.labels));
+                    }
+                    _ => commit.put_chunks.push(new),
+                }
             }
             let record = rag_store::FileRecord {
                 size: file.stat.size,
@@ -108,11 +113,14 @@ impl RagIndex {
             for id in &record.chunk_ids {
                 if let Some(mut chunk) = touched_chunks.remove(id) {
                     provenance::stamp_source(&mut chunk.metadata, &source);
-                    commit.put_chunks.push(chunk);
+                    commit
+                        .put_metadata
+                        .push((chunk.id, chunk.metadata, chunk.labels));
                 }
             }
         }
-        if !commit.put_chunks.is_empty() || plan.changes_chunks() {
+        if !commit.put_chunks.is_empty() || !commit.put_metadata.is_empty() || plan.changes_chunks()
+        {
             meta.metadata_epoch += 1;
         }
         if plan.changes_chunks() {
@@ -131,14 +139,16 @@ impl RagIndex {
             return Err(Error::Cancelled);
         }
         store.commit(&commit, meta.dim)?;
-        let live = store.live_chunks()? as usize;
+        // The manifest's count after the plan, as `live_chunks` would sum it (the writer's lock
+        // keeps anyone else from changing it).
+        let (_, live) = plan.chunk_delta(cx.live);
         Ok((deleted, live))
     }
 }
 
-/// Metadata of the stored chunks the plan's changed and touched files had or will have, by ID
-/// (for the provenance times that survive an edit).
-fn old_metadata(store: &PgStore, plan: &SyncPlan) -> Result<HashMap<String, Map<String, Value>>> {
+/// The stored chunks the plan's changed and removed files had or will have, by ID (for the
+/// provenance times that survive an edit, and to write only the rows that change).
+fn stored_chunks(store: &PgStore, plan: &SyncPlan) -> Result<HashMap<String, PgChunk>> {
     let mut ids: HashSet<String> = HashSet::new();
     for file in &plan.changed {
         ids.extend(file.old_ids.iter().cloned());
@@ -154,8 +164,28 @@ fn old_metadata(store: &PgStore, plan: &SyncPlan) -> Result<HashMap<String, Map<
     Ok(store
         .read(|view| view.chunks_by_id(&ids))?
         .into_iter()
-        .map(|chunk| (chunk.id, chunk.metadata))
+        .map(|chunk| (chunk.id.clone(), chunk))
         .collect())
+}
+
+/// Whether a stored row already is `new` (the collection name aside, which a commit does not
+/// carry).
+fn same_row(stored: &PgChunk, new: &PgChunk) -> bool {
+    same_content(stored, new) && stored.metadata == new.metadata && stored.labels == new.labels
+}
+
+/// Whether a stored row differs from `new` at most in its metadata and labels.
+fn same_content(stored: &PgChunk, new: &PgChunk) -> bool {
+    stored.id == new.id
+        && stored.path == new.path
+        && stored.title == new.title
+        && stored.heading_path == new.heading_path
+        && stored.ordinal == new.ordinal
+        && stored.byte_range == new.byte_range
+        && stored.text == new.text
+        && stored.hash == new.hash
+        && stored.tokens == new.tokens
+        && stored.embedding_key == new.embedding_key
 }
 
 fn pg_chunk(chunk: &rag_chunker::Chunk, metadata: Map<String, Value>, model_id: &str) -> PgChunk {

@@ -159,7 +159,7 @@ impl RagIndex {
         }
         // A reindex treats every file as new and every stored chunk as stale.
         let reindex = options.reindex;
-        let manifest: HashMap<String, FileRecord> = state.manifest;
+        let mut manifest: HashMap<String, FileRecord> = state.manifest;
 
         let walk_options = WalkOptions {
             follow_links: options.follow_links,
@@ -185,7 +185,7 @@ impl RagIndex {
             .map_or(0, |d| d.as_nanos() as i128);
         let total = found.len();
         progress(SyncProgress::Scanning { done: 0, total });
-        let classified: Vec<(String, Outcome)> = found
+        let mut classified: Vec<(String, Outcome)> = found
             .par_iter()
             .map(|file| {
                 if cancel.load(Ordering::Relaxed) {
@@ -201,6 +201,9 @@ impl RagIndex {
         progress(SyncProgress::Scanning { done: total, total });
         if cancel.load(Ordering::Relaxed) {
             return Err(Error::Cancelled);
+        }
+        if state.chunk_ids_pending && !reindex {
+            self.load_changed_chunk_ids(&mut manifest, &mut classified)?;
         }
         let plan = SyncPlan::new(classified, &manifest, problems, reindex)?;
         let mut report = SyncReport {
@@ -246,6 +249,7 @@ impl RagIndex {
             access_rules: rules.text(),
             graph_current,
             lexical_current,
+            live,
             cancel,
         };
         (report.chunks.deleted, report.chunks.total) = match postgres {
@@ -255,6 +259,32 @@ impl RagIndex {
         report.elapsed_ms = started.elapsed().as_millis() as u64;
         self.record_last_sync(&report, &plan);
         Ok(report)
+    }
+
+    /// Completes a manifest read without chunk IDs for the plan: the IDs of every file that is
+    /// not unchanged (touched, changed, gone, withheld), including those a touch keeps.
+    fn load_changed_chunk_ids(
+        &self,
+        manifest: &mut HashMap<String, FileRecord>,
+        classified: &mut [(String, Outcome)],
+    ) -> Result<()> {
+        let kept: HashSet<&str> = classified
+            .iter()
+            .filter(|(_, outcome)| matches!(outcome, Outcome::Unchanged | Outcome::Failed(_)))
+            .map(|(path, _)| path.as_str())
+            .collect();
+        let needed: Vec<String> = manifest
+            .keys()
+            .filter(|path| !kept.contains(path.as_str()))
+            .cloned()
+            .collect();
+        self.load_chunk_ids(manifest, needed)?;
+        for (path, outcome) in classified.iter_mut() {
+            if let (Outcome::Touched(record, _), Some(stored)) = (outcome, manifest.get(path)) {
+                record.chunk_ids = stored.chunk_ids.clone();
+            }
+        }
+        Ok(())
     }
 
     fn record_last_sync(&self, report: &SyncReport, plan: &SyncPlan) {
