@@ -101,7 +101,14 @@ fn postgres_index_equals_the_embedded_one_and_a_fresh_one_through_edits() {
             .map(|c| {
                 let m = &c["metadata"];
                 let id = c["chunk_id"].as_str().unwrap().to_string();
-                (id, (m["changed_at"].clone(), m["size"].clone(), m["modified"].clone()))
+                (
+                    id,
+                    (
+                        m["changed_at"].clone(),
+                        m["size"].clone(),
+                        m["modified"].clone(),
+                    ),
+                )
             })
             .collect()
     };
@@ -131,8 +138,14 @@ fn postgres_index_equals_the_embedded_one_and_a_fresh_one_through_edits() {
     // and time; a touched file's chunks take its new time and keep the rest.
     let after_edit = provenance(FILES[0]);
     let size = std::fs::metadata(&edited).unwrap().len();
-    let kept: Vec<&String> = before_edit.keys().filter(|id| after_edit.contains_key(*id)).collect();
-    assert!(!kept.is_empty() && kept.len() < after_edit.len(), "{after_edit:?}");
+    let kept: Vec<&String> = before_edit
+        .keys()
+        .filter(|id| after_edit.contains_key(*id))
+        .collect();
+    assert!(
+        !kept.is_empty() && kept.len() < after_edit.len(),
+        "{after_edit:?}"
+    );
     for id in kept {
         let (changed_at, _, _) = &before_edit[id];
         let (changed_at_now, size_now, _) = &after_edit[id];
@@ -142,7 +155,10 @@ fn postgres_index_equals_the_embedded_one_and_a_fresh_one_through_edits() {
     let after_touch = provenance(FILES[2]);
     assert_eq!(after_touch.len(), before_touch.len());
     for (id, (changed_at, size, modified)) in &after_touch {
-        assert_eq!((changed_at, size), (&before_touch[id].0, &before_touch[id].1));
+        assert_eq!(
+            (changed_at, size),
+            (&before_touch[id].0, &before_touch[id].1)
+        );
         assert_eq!(modified, "2020-09-13T12:26:40Z", "{id}");
     }
     assert!(
