@@ -631,6 +631,59 @@ fn kill_and_lost_connections_mid_sync_leave_a_state_the_next_sync_repairs() {
 }
 
 #[test]
+fn verify_finds_damaged_rows_and_repair_lets_the_next_sync_restore_them() {
+    let (pg, _work, docs) = synced_docs(3);
+    let healthy = pg_dump(&pg.url, "docs");
+    let ids_of = |path: &str| -> Vec<String> {
+        let mut ids: Vec<String> = (healthy.iter())
+            .filter(|(_, c)| c["path"] == path)
+            .map(|(id, _)| id.clone())
+            .collect();
+        ids.sort();
+        ids
+    };
+    let (edited, missing) = (ids_of(FILES[0])[0].clone(), ids_of(FILES[1])[0].clone());
+    // A text changed behind rag-index's back, a listed chunk deleted, a chunk no file lists.
+    pg.psql(&format!(
+        "UPDATE rag_index.chunks SET text = text || ' (edited)' WHERE id = '{edited}'; \
+         DELETE FROM rag_index.chunks WHERE id = '{missing}'; \
+         INSERT INTO rag_index.chunks SELECT collection, 'stray0000', path, title, heading_path, \
+         ordinal, byte_start, byte_end, text, hash, tokens, metadata, labels, embedding_key, dim, \
+         embedding FROM rag_index.chunks WHERE id = '{}'",
+        ids_of(FILES[2])[0]
+    ));
+    let damaged: Value =
+        serde_json::from_str(&pg_run(&pg.url, "docs", &["verify", "--json"], 1)).unwrap();
+    assert_eq!(damaged["ok"], false, "{damaged}");
+    let problems = damaged["problems"].to_string();
+    for expected in [
+        format!("{}: chunk {edited} text does not match its hash", FILES[0]),
+        format!("{}: chunk {missing} is missing", FILES[1]),
+        "1 chunk(s) belong to no manifest entry (first: stray0000)".to_string(),
+    ] {
+        assert!(problems.contains(&expected), "{expected} in {problems}");
+    }
+    let repaired: Value = serde_json::from_str(&pg_run(
+        &pg.url,
+        "docs",
+        &["verify", "--repair", "--json"],
+        0,
+    ))
+    .unwrap();
+    assert!(
+        !repaired["repaired"].as_array().unwrap().is_empty(),
+        "{repaired}"
+    );
+    // The damaged files' entries are gone, so the next sync indexes them again.
+    let report = pg_sync(&pg.url, "docs", &docs);
+    assert_eq!(report["files"]["added"], 2, "{report}");
+    let after: Value =
+        serde_json::from_str(&pg_run(&pg.url, "docs", &["verify", "--json"], 0)).unwrap();
+    assert_eq!(after["ok"], true, "{after}");
+    assert_eq!(pg_dump(&pg.url, "docs"), healthy);
+}
+
+#[test]
 fn an_unreachable_server_is_a_clear_error_naming_it() {
     let out = rag_index()
         .args([

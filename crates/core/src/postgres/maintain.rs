@@ -36,11 +36,17 @@ impl RagIndex {
     /// re-indexes them), in one transaction.
     pub(crate) fn verify_pg(&self, store: &PgStore, repair: bool) -> Result<VerifyReport> {
         super::one_collection(store, "verify")?;
-        let (meta, files, chunks, dims, counts) = store.read(|view| {
+        // Per chunk only its path and whether its text matches its hash, read in batches.
+        let mut chunks: HashMap<String, StoredChunk> = HashMap::new();
+        let (meta, files, dims, counts) = store.read(|view| {
+            view.visit_chunk_texts(|id, path, text, hash| {
+                let hash_ok = blake3::hash(text.as_bytes()).to_hex().as_str() == hash;
+                let path = path.to_string();
+                chunks.insert(id.to_string(), StoredChunk { path, hash_ok });
+            })?;
             Ok::<_, Error>((
                 meta_from(view.meta()?, &self.dir)?,
                 view.files()?,
-                view.chunks()?,
                 view.dimensions()?,
                 view.counts()?,
             ))
@@ -74,15 +80,13 @@ impl RagIndex {
                 ));
             }
         }
-        let by_id: HashMap<&str, &rag_pg::PgChunk> =
-            chunks.iter().map(|c| (c.id.as_str(), c)).collect();
         let mut listed: HashSet<&str> = HashSet::new();
         let mut bad_files: Vec<String> = Vec::new();
         for (path, file) in &files {
             let mut bad = false;
             for id in &file.chunk_ids {
                 listed.insert(id);
-                match by_id.get(id.as_str()) {
+                match chunks.get(id.as_str()) {
                     None => {
                         report
                             .problems
@@ -95,9 +99,7 @@ impl RagIndex {
                             .push(format!("{path}: chunk {id} belongs to {}", chunk.path));
                         bad = true;
                     }
-                    Some(chunk)
-                        if blake3::hash(chunk.text.as_bytes()).to_hex().as_str() != chunk.hash =>
-                    {
+                    Some(chunk) if !chunk.hash_ok => {
                         report
                             .problems
                             .push(format!("{path}: chunk {id} text does not match its hash"));
@@ -110,11 +112,12 @@ impl RagIndex {
                 bad_files.push(path.clone());
             }
         }
-        let strays: Vec<String> = chunks
-            .iter()
-            .filter(|c| !listed.contains(c.id.as_str()))
-            .map(|c| c.id.clone())
+        let mut strays: Vec<String> = chunks
+            .keys()
+            .filter(|id| !listed.contains(id.as_str()))
+            .cloned()
             .collect();
+        strays.sort();
         if !strays.is_empty() {
             report.problems.push(format!(
                 "{} chunk(s) belong to no manifest entry (first: {})",
@@ -138,12 +141,21 @@ impl RagIndex {
                 ..PgCommit::default()
             };
             store.commit(&commit, meta.dim)?;
-            report.repaired.push(format!(
+            // Report what still holds after the repair, as the embedded store does.
+            let mut after = self.verify_pg(store, false)?;
+            after.repaired = vec![format!(
                 "dropped {} stray chunk(s) and the manifest entries of {} file(s), which the next sync re-indexes",
                 strays.len(),
                 bad_files.len()
-            ));
+            )];
+            return Ok(after);
         }
         Ok(report)
     }
+}
+
+/// What `verify` keeps of one stored chunk.
+struct StoredChunk {
+    path: String,
+    hash_ok: bool,
 }
