@@ -34,6 +34,16 @@ pub struct PgView<'a, 't> {
     ids: Vec<i64>,
 }
 
+/// A manifest row whose columns 1-3 are size, mtime_ns and content_hash.
+fn file_from(row: &Row, chunk_ids: Vec<String>) -> PgFile {
+    PgFile {
+        size: row.get::<_, i64>(1) as u64,
+        mtime_ns: row.get(2),
+        content_hash: row.get(3),
+        chunk_ids,
+    }
+}
+
 fn chunk_from(row: &Row, names: &[(i64, String)]) -> PgChunk {
     let collection: i64 = row.get(13);
     let heading_path: Value = row.get(3);
@@ -150,15 +160,7 @@ impl<'a, 't> PgView<'a, 't> {
             .map_err(self.err("manifest read"))?;
         Ok(rows
             .iter()
-            .map(|row| {
-                let file = PgFile {
-                    size: row.get::<_, i64>(1) as u64,
-                    mtime_ns: row.get(2),
-                    content_hash: row.get(3),
-                    chunk_ids: row.get(4),
-                };
-                (row.get(0), file)
-            })
+            .map(|row| (row.get(0), file_from(row, row.get(4))))
             .collect())
     }
 
@@ -194,13 +196,8 @@ impl<'a, 't> PgView<'a, 't> {
         Ok(rows
             .iter()
             .map(|row| {
-                let file = PgFile {
-                    size: row.get::<_, i64>(1) as u64,
-                    mtime_ns: row.get(2),
-                    content_hash: row.get(3),
-                    chunk_ids: Vec::new(),
-                };
-                (row.get(0), file, row.get::<_, i32>(4).max(0) as u64)
+                let ids = row.get::<_, i32>(4).max(0) as u64;
+                (row.get(0), file_from(row, Vec::new()), ids)
             })
             .collect())
     }
