@@ -9,9 +9,9 @@ use std::time::Duration;
 
 use postgres::config::{Host, SslMode};
 use postgres::{Client, Config};
-use postgres_native_tls::MakeTlsConnector;
 
 use crate::PgError;
+use crate::tls::{LazyTls, TlsSettings};
 
 /// Seconds to wait for a connection when the URL names no `connect_timeout`.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -141,34 +141,28 @@ impl Server {
         }
     }
 
-    fn tls(&self) -> Result<MakeTlsConnector, PgError> {
-        let mut builder = native_tls::TlsConnector::builder();
-        match self.verify {
-            Verify::Nothing => {
-                builder
-                    .danger_accept_invalid_certs(true)
-                    .danger_accept_invalid_hostnames(true);
+    /// The TLS side of a connection. The root file is read here, so its errors name it at
+    /// once; the connector itself is built only if the server agrees to TLS (see [`LazyTls`]).
+    fn tls(&self) -> Result<LazyTls, PgError> {
+        let root = match &self.root_cert {
+            None => None,
+            Some(path) => {
+                let pem = std::fs::read(path).map_err(|e| {
+                    self.refused(format!("cannot read sslrootcert {}: {e}", path.display()))
+                })?;
+                let cert = native_tls::Certificate::from_pem(&pem)
+                    .map_err(|e| self.refused(format!("sslrootcert {}: {e}", path.display())))?;
+                Some(cert)
             }
-            Verify::Chain => {
-                builder.danger_accept_invalid_hostnames(true);
-            }
-            Verify::Full => {}
-        }
-        if let Some(path) = &self.root_cert {
-            let pem = std::fs::read(path).map_err(|e| {
-                self.refused(format!("cannot read sslrootcert {}: {e}", path.display()))
-            })?;
-            let cert = native_tls::Certificate::from_pem(&pem)
-                .map_err(|e| self.refused(format!("sslrootcert {}: {e}", path.display())))?;
-            builder.add_root_certificate(cert);
-        }
-        let connector = builder
-            .build()
-            .map_err(|e| self.refused(format!("TLS setup: {e}")))?;
+        };
         if self.config.get_ssl_mode() == SslMode::Disable {
             log::debug!("TLS disabled by sslmode for {}", self.label);
         }
-        Ok(MakeTlsConnector::new(connector))
+        Ok(LazyTls::new(TlsSettings {
+            accept_invalid_certs: self.verify == Verify::Nothing,
+            accept_invalid_hostnames: self.verify != Verify::Full,
+            root,
+        }))
     }
 }
 

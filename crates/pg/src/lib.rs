@@ -35,6 +35,7 @@ mod records;
 mod schema;
 mod store;
 mod terms;
+mod tls;
 mod view;
 mod write;
 
