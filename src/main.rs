@@ -192,6 +192,8 @@ fn init_logging(verbose: u8) {
     };
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or(level))
         .target(env_logger::Target::Stderr)
+        // Milliseconds: `-vv` is how one sees where a sync's time goes.
+        .format_timestamp_millis()
         .init();
 }
 
