@@ -372,6 +372,83 @@ fn dedup_expansion_and_budget_shape_the_results() {
 }
 
 #[test]
+fn an_expanded_passage_hands_back_a_carried_paragraph_once() {
+    // Long real pages: the chunker carries a section's last paragraph over a cut, so
+    // neighbouring chunks repeat it. A passage joining them must not say it twice.
+    let work = tempfile::tempdir().unwrap();
+    let docs = work.path().join("docs");
+    copy_corpus_files(
+        &docs,
+        &[
+            "migrate/v3.md",
+            "reference/install-configuration/entrypoints.md",
+        ],
+    );
+    let index = open(&work.path().join("index"));
+    sync_in_process(&index, &docs);
+    let mut chunks = index.dump().unwrap();
+    chunks.sort_by(|a, b| (&a.path, a.ordinal).cmp(&(&b.path, b.ordinal)));
+    let overlapping: Vec<(&IndexedChunk, &IndexedChunk)> = chunks
+        .windows(2)
+        .filter(|w| w[0].path == w[1].path && w[0].byte_range.end > w[1].byte_range.start)
+        .map(|w| (&w[0], &w[1]))
+        .collect();
+    assert!(
+        !overlapping.is_empty(),
+        "these pages have chunks that repeat the paragraph before their cut"
+    );
+    let mut checked = 0;
+    for (earlier, later) in overlapping.iter().take(6) {
+        let request = SearchRequest::new(later.body(), Access::public())
+            .k(5)
+            .mode(SearchMode::Dense)
+            .expand(Expand::Neighbors);
+        for hit in index.search_with(&request).unwrap() {
+            let ids: Vec<&str> = hit
+                .passage
+                .iter()
+                .map(|p| p.chunk.chunk_id.as_str())
+                .collect();
+            let Some(at) = ids.iter().position(|id| *id == later.chunk_id) else {
+                continue;
+            };
+            if at == 0 || ids[at - 1] != earlier.chunk_id {
+                continue;
+            }
+            let part = &hit.passage[at];
+            let overlap = (earlier.byte_range.end - later.byte_range.start) as usize;
+            assert_eq!(part.repeated, overlap, "{} #{}", later.path, later.ordinal);
+            let repeated = later.body()[..overlap].trim();
+            let text = hit.text();
+            assert_eq!(
+                text.matches(repeated).count(),
+                earlier.text.matches(repeated).count(),
+                "the repeated text appears only as often as in the earlier chunk:\n{text}"
+            );
+            assert!(
+                text.contains(part.new_body()),
+                "the rest of the chunk is kept"
+            );
+            assert!(text.ends_with(hit.passage.last().unwrap().new_body()));
+            checked += 1;
+        }
+    }
+    assert!(checked > 0, "some passage joined two overlapping chunks");
+    // Parts that do not overlap are handed back whole.
+    let request = SearchRequest::new("entry point address and port", Access::public())
+        .k(5)
+        .expand(Expand::Section);
+    for hit in index.search_with(&request).unwrap() {
+        for pair in hit.passage.windows(2) {
+            if pair[0].chunk.byte_range.end <= pair[1].chunk.byte_range.start {
+                assert_eq!(pair[1].repeated, 0);
+                assert_eq!(pair[1].new_body(), pair[1].chunk.body());
+            }
+        }
+    }
+}
+
+#[test]
 fn the_cli_explains_filters_and_writes_failures() {
     let work = tempfile::tempdir().unwrap();
     let docs = work.path().join("docs");

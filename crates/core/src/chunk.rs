@@ -152,11 +152,11 @@ impl Hit {
             if !out.is_empty() {
                 out.push_str("\n\n");
             }
+            let crumb = &part.chunk.text[..part.chunk.text.len() - part.chunk.body().len()];
             if last_crumb != Some(part.chunk.heading_path.as_slice()) {
-                out.push_str(&part.chunk.text);
-            } else {
-                out.push_str(part.chunk.body());
+                out.push_str(crumb);
             }
+            out.push_str(part.new_body());
             last_crumb = Some(part.chunk.heading_path.as_slice());
         }
         out
@@ -180,9 +180,78 @@ impl Hit {
 pub struct PassageChunk {
     /// Whether the search found this chunk itself (not only its neighbour or section).
     pub is_hit: bool,
+    /// Bytes at the start of the chunk's body (its text after the breadcrumb) that repeat the
+    /// end of the part before it: a paragraph the chunker carried over a cut, or the lines two
+    /// pieces of a split block share. [`Hit::text`] leaves them out; so should anyone joining
+    /// the parts.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub repeated: usize,
     /// The chunk.
     #[serde(flatten)]
     pub chunk: IndexedChunk,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+impl PassageChunk {
+    pub(crate) fn new(chunk: IndexedChunk, is_hit: bool) -> PassageChunk {
+        PassageChunk {
+            is_hit,
+            repeated: 0,
+            chunk,
+        }
+    }
+
+    /// The body without the bytes that repeat the part before.
+    pub fn new_body(&self) -> &str {
+        let body = self.chunk.body();
+        match self.repeated {
+            0 => body,
+            // The repeat ends where a paragraph or line ends: drop the break after it too.
+            n => body
+                .get(n..)
+                .unwrap_or(body)
+                .trim_start_matches(['\n', '\r']),
+        }
+    }
+}
+
+/// Marks, in each part of a passage (document order), the bytes that repeat the part before:
+/// where two neighbouring chunks' source ranges overlap and the later body starts with text the
+/// earlier one ends with. Source ranges alone are not enough: a chunk's text may be rewritten
+/// (compacted table rows), so the repeat must also be found in the texts.
+pub(crate) fn mark_repeats(parts: &mut [PassageChunk]) {
+    for i in 1..parts.len() {
+        let (before, after) = parts.split_at_mut(i);
+        let (prev, part) = (&before[i - 1].chunk, &mut after[0]);
+        part.repeated = 0;
+        let overlap = prev
+            .byte_range
+            .end
+            .saturating_sub(part.chunk.byte_range.start) as usize;
+        if prev.path != part.chunk.path || overlap == 0 {
+            continue;
+        }
+        let (earlier, body) = (prev.text.trim_end(), part.chunk.body());
+        let repeats = |len: usize| {
+            body.is_char_boundary(len)
+                && !body[..len].trim().is_empty()
+                && earlier.ends_with(body[..len].trim_end())
+        };
+        // Verbatim texts repeat exactly the overlap; otherwise the longest repeat ending at a
+        // line break, no longer than the overlap.
+        let candidates = std::iter::once(overlap.min(body.len())).chain(
+            body[..overlap.min(body.len())]
+                .match_indices('\n')
+                .map(|(at, _)| at)
+                .rev(),
+        );
+        if let Some(len) = candidates.filter(|&len| len > 0).find(|&len| repeats(len)) {
+            part.repeated = len;
+        }
+    }
 }
 
 /// Each signal's view of one hit; a signal that did not list it among its candidates is `None`.

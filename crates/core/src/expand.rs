@@ -7,7 +7,7 @@ use std::collections::{HashMap, HashSet};
 
 use crate::Result;
 use crate::access::{Access, required_labels};
-use crate::chunk::{Hit, IndexedChunk, PassageChunk};
+use crate::chunk::{Hit, IndexedChunk, PassageChunk, mark_repeats};
 use crate::request::Expand;
 use crate::source::ChunkSource;
 
@@ -109,7 +109,8 @@ impl Assembly<'_> {
         Ok((chunks, at))
     }
 
-    fn push_passage(&mut self, mut hit: Hit, parts: Vec<PassageChunk>) {
+    fn push_passage(&mut self, mut hit: Hit, mut parts: Vec<PassageChunk>) {
+        mark_repeats(&mut parts);
         let at = self.results.len();
         self.spent += parts.iter().map(|p| p.chunk.tokens as usize).sum::<usize>();
         for part in &parts {
@@ -144,10 +145,7 @@ impl Assembly<'_> {
         picked.sort_unstable();
         let parts = picked
             .into_iter()
-            .map(|j| PassageChunk {
-                is_hit: j == i,
-                chunk: chunks[j].clone(),
-            })
+            .map(|j| PassageChunk::new(chunks[j].clone(), j == i))
             .collect();
         self.push_passage(hit, parts);
         Ok(())
@@ -176,11 +174,9 @@ impl Assembly<'_> {
                 self.spent += cost;
                 self.used.insert(hit.chunk.scoped_id(), at);
                 let passage = &mut self.results[at].passage;
-                passage.push(PassageChunk {
-                    is_hit: true,
-                    chunk: hit.chunk,
-                });
+                passage.push(PassageChunk::new(hit.chunk, true));
                 passage.sort_by_key(|p| p.chunk.ordinal);
+                mark_repeats(passage);
             }
             return Ok(());
         }
@@ -229,10 +225,7 @@ impl Assembly<'_> {
         }
         let parts = (lo..=hi)
             .filter(|j| picked.contains(j))
-            .map(|j| PassageChunk {
-                is_hit: j == i,
-                chunk: chunks[j].clone(),
-            })
+            .map(|j| PassageChunk::new(chunks[j].clone(), j == i))
             .collect();
         self.sections.insert(key, self.results.len());
         self.push_passage(hit, parts);

@@ -87,7 +87,9 @@ impl Mcp {
         table is also a hit of its own (its header and that row; metadata record \
         \"table_row\", row_key, key_column): to fetch one row by its key, filter \
         [\"row_key=redis.dialTimeout\"]. Results overlap less with dedup (on by default); \
-        expand \"neighbors\" or \"section\" brings the surrounding text in `passage`. Only \
+        expand \"neighbors\" or \"section\" brings the surrounding text in `passage` (a part's \
+        `repeated` bytes at the start of its body repeat the part before: skip them when \
+        joining). Only \
         documents this server may show are searched."
     )]
     async fn search(
