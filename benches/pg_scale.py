@@ -208,6 +208,35 @@ def rebuild(url):
     print(json.dumps({"create_index_s": round(s, 1), "index_bytes": size, "maintenance_work_mem": "512MB"}))
 
 
+def settle(url, super_password_file, max_wait_s=600, quiet_load=1.0):
+    """Lets the server reach the state a running deployment is in before steps are timed: the full
+    sync's million-row insert leaves autovacuum and a checkpoint to run, which otherwise overlap
+    (and slow) the first timed steps. VACUUM ANALYZE + CHECKPOINT do that work now; then wait
+    (bounded) for the 1-minute load average to fall below `quiet_load`."""
+    import psycopg
+    from urllib.parse import quote, urlsplit, urlunsplit
+
+    # VACUUM of rag's tables as their owner; CHECKPOINT needs the superuser (scripts/pg.sh
+    # keeps its password in the data directory).
+    parts = urlsplit(url)
+    password = open(super_password_file, encoding="utf-8").read().strip()
+    host = parts.netloc.rsplit("@", 1)[-1]
+    super_url = urlunsplit(parts._replace(netloc=f"postgres:{quote(password, safe='')}@{host}"))
+    t = time.perf_counter()
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("VACUUM (ANALYZE) rag_index.chunks")
+        conn.execute("VACUUM (ANALYZE) rag_index.files")
+    with psycopg.connect(super_url, autocommit=True) as conn:
+        conn.execute("CHECKPOINT")
+    work_s = time.perf_counter() - t
+    load = float(open("/proc/loadavg").read().split()[0])
+    while load >= quiet_load and time.perf_counter() - t < max_wait_s:
+        time.sleep(5)
+        load = float(open("/proc/loadavg").read().split()[0])
+    print(json.dumps({"vacuum_checkpoint_s": round(work_s, 1), "waited_s": round(time.perf_counter() - t - work_s, 1),
+                      "load": load}))
+
+
 def sizes(url):
     import psycopg
 
@@ -309,6 +338,8 @@ if __name__ == "__main__":
         sqlrecall(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5], int(sys.argv[6]))
     elif cmd == "rebuild":
         rebuild(sys.argv[2])
+    elif cmd == "settle":
+        settle(sys.argv[2], sys.argv[3])
     elif cmd == "sizes":
         sizes(sys.argv[2])
     elif cmd == "lexoverlap":

@@ -13,7 +13,9 @@
 #                       CREATE INDEX timing; the full sync builds the collection's index anyway)]
 #
 # A fresh server per size; the run stops before a size its previous one projects past the budget
-# or the free disk. Env: RAG_INDEX_BIN (default /var/tmp/rag-index-bench-bin), LC_VENV (default
+# or the free disk. Before the timed steps the server is settled (VACUUM ANALYZE, CHECKPOINT, load
+# average < 1). Env: RAG_INDEX_BIN (default /var/tmp/rag-index-bench-bin), RAG_INDEX_BIN_B (a second
+# binary whose edits and no-ops alternate with the first's, same database), LC_VENV (default
 # /var/tmp/lcpg-venv), BENCH_TMP (default /var/tmp). Raw numbers: a JSON file under /var/tmp.
 set -euo pipefail
 
@@ -22,6 +24,7 @@ root="$(cd "$here/.." && pwd)"
 corpus="$(cd "$root/../shared/corpora/traefik/docs" && pwd)"
 model="$root/models/all-MiniLM-L6-v2"
 bin="${RAG_INDEX_BIN:-/var/tmp/rag-index-bench-bin}"
+bin_b="${RAG_INDEX_BIN_B:-}"
 py="${LC_VENV:-/var/tmp/lcpg-venv}/bin/python"
 sizes=100000,1000000 budget_min=60 fast=0 keep=0 vectors=random rebuild=1 per_file=1
 while [ $# -gt 0 ]; do
@@ -60,14 +63,14 @@ record() { echo "$1" >>"$results"; }
 
 # sync N STEP : one timed `rag-index sync --json` of the generated folder, with peak RSS.
 sync_step() {
-    local n="$1" step="$2" load t0 t1 rc=0
+    local n="$1" step="$2" step_bin="${3:-$bin}" load t0 t1 rc=0
     load=$(load1)
     t0=$(now_ms)
-    /usr/bin/time -f '%M' -o "$work/rss.txt" "$bin" --model-dir "$model" sync "$big" --store "$url" \
+    /usr/bin/time -f '%M' -o "$work/rss.txt" "$step_bin" --model-dir "$model" sync "$big" --store "$url" \
         --collection "scale" --json >"$work/out.json" 2>"$work/err.txt" || rc=$?
     t1=$(now_ms)
     [ "$rc" = 0 ] || { tail -20 "$work/err.txt" >&2; echo "error: sync $step failed ($rc)" >&2; exit 1; }
-    record "{\"size\":$n,\"step\":\"$step\",\"load\":$load,\"load_end\":$(load1),\"wall_ms\":$((t1 - t0)),\"rss_kb\":$(tail -1 "$work/rss.txt"),\"report\":$(cat "$work/out.json")}"
+    record "{\"size\":$n,\"step\":\"$step\",\"load\":$load,\"load_end\":$(load1),\"bin\":\"$(basename "$step_bin")\",\"wall_ms\":$((t1 - t0)),\"rss_kb\":$(tail -1 "$work/rss.txt"),\"report\":$(cat "$work/out.json")}"
     log "size $n $step: $((t1 - t0)) ms, $(cat "$work/out.json")"
 }
 
@@ -117,15 +120,28 @@ EOF
 
     sync_step "$n" full
     full_ms=$(($(now_ms) - size_t0))
+    "$py" "$here/pg_scale.py" settle "$url" "$pgdata/superuser-password" >"$work/settle.json"
+    record "{\"size\":$n,\"step\":\"settle\",\"report\":$(cat "$work/settle.json")}"
+    log "size $n: settled: $(cat "$work/settle.json")"
     for run in 1 2 3; do sync_step "$n" "noop-$run"; done
-    edit="$big/d$(printf '%04d' $((n / 2000)))/doc$(printf '%07d' $((n / 2)))"
-    printf '\nA paragraph added by the scale benchmark: the router matches it after the entry point.\n' >>"$edit.md"
-    sync_step "$n" edit
-    sync_step "$n" noop-after-edit
-    # A second edit, of another file: the first one after a build also pays for cold caches.
-    edit="$big/d$(printf '%04d' $((n / 3 / 1000)))/doc$(printf '%07d' $((n / 3)))"
-    printf '\nA paragraph added by the scale benchmark: the middleware runs before the service.\n' >>"$edit.md"
-    sync_step "$n" edit-2
+    # Edit rounds: one appended paragraph in a file not edited before, then a no-op; with
+    # RAG_INDEX_BIN_B the two binaries alternate on the same database (same-run A/B).
+    edits=0
+    for round in 1 2 3; do
+        for label in A B; do
+            step_bin="$bin"
+            if [ "$label" = B ]; then
+                [ -n "$bin_b" ] || continue
+                step_bin="$bin_b"
+            fi
+            edits=$((edits + 1))
+            i=$((n * edits / 9 + 1))
+            edit="$big/d$(printf '%04d' $((i / 1000)))/doc$(printf '%07d' "$i").md"
+            printf '\nA paragraph added by the scale benchmark (edit %s): the router matches it after the entry point.\n' "$edits" >>"$edit"
+            sync_step "$n" "edit-$round-$label" "$step_bin"
+            sync_step "$n" "noop-after-edit-$round-$label" "$step_bin"
+        done
+    done
     "$py" "$here/pg_scale.py" sizes "$url" >"$work/sizes.json"
     record "{\"size\":$n,\"step\":\"sizes\",\"report\":$(cat "$work/sizes.json"),\"folder_bytes\":$(du -sB1 "$big" | cut -f1)}"
     rc=0; "$bin" --model-dir "$model" verify --store "$url" --collection scale >"$work/verify.txt" 2>&1 || rc=$?
