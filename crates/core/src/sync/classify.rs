@@ -40,8 +40,11 @@ const RACY_WINDOW_NS: i128 = 2_000_000_000;
 
 /// What one file needs.
 pub(crate) enum Outcome {
+    /// Same stat as the manifest records: only ever for a file the manifest lists (the plan
+    /// counts on that to see that nothing was removed without a set of every path).
     Unchanged,
     /// Same content, new stat: the manifest entry and the chunks' provenance are rewritten.
+    /// Like `Unchanged`, only for a listed file.
     Touched(FileRecord, Stat),
     /// New or different content, chunked.
     Changed {
@@ -72,6 +75,7 @@ impl RagIndex {
     /// Decides what to do with one file. Never fails: problems become [`Outcome::Failed`].
     /// `labels` are what the permission rules give it; `relabel` says they differ from those
     /// its stored chunks were given, so it is chunked again even when its bytes are the same.
+    /// `on_new_content` is called once its bytes are known to be new, before it is chunked.
     pub(crate) fn classify(
         &self,
         file: &FoundFile,
@@ -79,8 +83,9 @@ impl RagIndex {
         now_ns: i128,
         labels: &[String],
         relabel: bool,
+        on_new_content: &dyn Fn(),
     ) -> Outcome {
-        match self.classify_file(file, previous, now_ns, labels, relabel) {
+        match self.classify_file(file, previous, now_ns, labels, relabel, on_new_content) {
             Outcome::Failed(reason) if relabel && previous.is_some() => Outcome::Withheld(format!(
                 "its permission labels changed but it could not be read ({reason}); its chunks \
                  are withdrawn until it can"
@@ -96,6 +101,7 @@ impl RagIndex {
         now_ns: i128,
         labels: &[String],
         relabel: bool,
+        on_new_content: &dyn Fn(),
     ) -> Outcome {
         let before = match std::fs::metadata(&file.abs) {
             Ok(meta) => Stat::of(&meta),
@@ -156,6 +162,7 @@ impl RagIndex {
                 stat,
             );
         }
+        on_new_content();
         // Built here, not at open: a sync with nothing to chunk never loads the tokenizer.
         let chunker = match self.chunker() {
             Ok(chunker) => chunker,

@@ -209,10 +209,14 @@ impl RagIndex {
                 let previous = manifest.get(&file.rel).filter(|_| !reindex);
                 let labels = rules.labels_for(&file.rel);
                 let relabel = previous.is_some() && relabel(&file.rel, &labels);
-                let outcome = self.classify(file, previous, now_ns, &labels, relabel);
-                if matches!(outcome, Outcome::Changed { .. }) && !options.dry_run {
-                    warm_model.call_once(|| self.load_model_in_background());
-                }
+                // New bytes will be chunked, and new chunks embedded: the model's load starts
+                // then, beside the tokenizer's load and the chunking, not after them.
+                let new_content = || {
+                    if !options.dry_run {
+                        warm_model.call_once(|| self.load_model_in_background());
+                    }
+                };
+                let outcome = self.classify(file, previous, now_ns, &labels, relabel, &new_content);
                 (file.rel.clone(), outcome)
             })
             .collect();
@@ -287,8 +291,9 @@ impl RagIndex {
     }
 
     /// Starts loading the model's weights on a thread of its own, so the load (~0.2 s) overlaps
-    /// the rest of the scan instead of following it. Called at the first changed file: a sync
-    /// that chunks nothing never loads the model. Errors are left to the embedding call, which
+    /// the rest of the scan, the tokenizer's load and the chunking instead of following them.
+    /// Called at the first file whose bytes are new: a sync that chunks nothing never loads
+    /// the model. Errors are left to the embedding call, which
     /// loads again and reports them.
     fn load_model_in_background(&self) {
         let embedder = Arc::clone(&self.embedder);
@@ -311,16 +316,30 @@ impl RagIndex {
         manifest: &mut HashMap<String, FileRecord>,
         classified: &mut [(String, Outcome)],
     ) -> Result<()> {
-        let kept: HashSet<&str> = classified
-            .iter()
-            .filter(|(_, outcome)| matches!(outcome, Outcome::Unchanged | Outcome::Failed(_)))
-            .map(|(path, _)| path.as_str())
-            .collect();
-        let needed: Vec<String> = manifest
-            .keys()
-            .filter(|path| !kept.contains(path.as_str()))
-            .cloned()
-            .collect();
+        // Every listed file that is not unchanged or failed, and every listed file not found.
+        // Unchanged files are listed ones, so when the listed files found are all of the
+        // manifest no set of every path is needed to see that none is missing.
+        let mut needed: Vec<String> = Vec::new();
+        let mut listed_found = 0;
+        for (path, outcome) in classified.iter() {
+            if matches!(outcome, Outcome::Unchanged) {
+                listed_found += 1;
+            } else if manifest.contains_key(path) {
+                listed_found += 1;
+                if !matches!(outcome, Outcome::Failed(_)) {
+                    needed.push(path.clone());
+                }
+            }
+        }
+        if listed_found < manifest.len() {
+            let found: HashSet<&str> = classified.iter().map(|(path, _)| path.as_str()).collect();
+            needed.extend(
+                manifest
+                    .keys()
+                    .filter(|path| !found.contains(path.as_str()))
+                    .cloned(),
+            );
+        }
         self.load_chunk_ids(manifest, needed)?;
         for (path, outcome) in classified.iter_mut() {
             if let (Outcome::Touched(record, _), Some(stored)) = (outcome, manifest.get(path)) {

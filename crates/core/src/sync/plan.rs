@@ -82,14 +82,21 @@ impl SyncPlan {
                 error: problem.error,
             });
         }
-        let mut seen: HashSet<String> = HashSet::with_capacity(found.len());
+        // Paths that keep their place in the index, and how many of them the manifest lists:
+        // when that is all of it (the usual case), nothing was removed and no set is built.
+        let mut seen: Vec<String> = Vec::with_capacity(found.len());
+        let mut seen_listed = 0;
         for (path, outcome) in found {
-            match outcome {
+            let listed = match outcome {
                 Outcome::Vanished => continue,
-                Outcome::Unchanged => plan.files.unchanged += 1,
+                Outcome::Unchanged => {
+                    plan.files.unchanged += 1;
+                    true
+                }
                 Outcome::Touched(record, stat) => {
                     plan.files.unchanged += 1;
                     plan.touched.push((path.clone(), record, stat));
+                    true
                 }
                 Outcome::Changed {
                     stat,
@@ -97,7 +104,8 @@ impl SyncPlan {
                     chunks,
                     warnings,
                 } => {
-                    let old_ids = match manifest.get(&path) {
+                    let previous = manifest.get(&path);
+                    let old_ids = match previous {
                         Some(record) if !reindex => {
                             plan.files.modified += 1;
                             record.chunk_ids.clone()
@@ -119,28 +127,34 @@ impl SyncPlan {
                         chunks,
                         old_ids,
                     });
+                    previous.is_some()
                 }
-                Outcome::Failed(error) => plan.errors.push(FileError {
-                    path: path.clone(),
-                    error,
-                }),
-                Outcome::Withheld(error) => {
-                    // Not marked seen: its chunks are removed like a deleted file's.
+                Outcome::Failed(error) => {
                     plan.errors.push(FileError {
                         path: path.clone(),
                         error,
                     });
+                    manifest.contains_key(&path)
+                }
+                Outcome::Withheld(error) => {
+                    // Not marked seen: its chunks are removed like a deleted file's.
+                    plan.errors.push(FileError { path, error });
                     continue;
                 }
                 Outcome::NoChunker(e) => return Err(e),
-            }
-            seen.insert(path);
+            };
+            seen_listed += usize::from(listed);
+            seen.push(path);
         }
-        let mut removed: Vec<(String, Vec<String>)> = manifest
-            .iter()
-            .filter(|(path, _)| !seen.contains(*path) && !is_unlisted(path, &unlisted))
-            .map(|(path, record)| (path.clone(), record.chunk_ids.clone()))
-            .collect();
+        let mut removed: Vec<(String, Vec<String>)> = Vec::new();
+        if seen_listed < manifest.len() {
+            let seen: HashSet<&str> = seen.iter().map(String::as_str).collect();
+            removed = manifest
+                .iter()
+                .filter(|(path, _)| !seen.contains(path.as_str()) && !is_unlisted(path, &unlisted))
+                .map(|(path, record)| (path.clone(), record.chunk_ids.clone()))
+                .collect();
+        }
         removed.sort();
         plan.files.removed = removed.len();
         plan.removed = removed;
@@ -289,6 +303,36 @@ mod tests {
         let plan = SyncPlan::new(vec![], &manifest(), everything, false).unwrap();
         assert!(plan.removed.is_empty());
         assert!(!plan.changes_chunks());
+    }
+
+    #[test]
+    fn an_added_file_does_not_hide_a_removed_one() {
+        // As many files found as listed, one of them new: gone.md is still removed.
+        let found = vec![
+            ("a.md".to_string(), Outcome::Unchanged),
+            ("new.md".to_string(), changed(&["n1"])),
+            ("same.md".to_string(), Outcome::Failed("busy".into())),
+            ("locked/x.md".to_string(), Outcome::Unchanged),
+            ("lockedness.md".to_string(), Outcome::Unchanged),
+        ];
+        let plan = SyncPlan::new(found, &manifest(), vec![], false).unwrap();
+        let removed: Vec<&str> = plan.removed.iter().map(|(p, _)| p.as_str()).collect();
+        assert_eq!(removed, ["gone.md"]);
+        // Every listed file found: nothing is removed.
+        let found = ["a.md", "gone.md", "locked/x.md", "lockedness.md", "same.md"]
+            .map(|p| (p.to_string(), Outcome::Unchanged))
+            .into_iter()
+            .collect();
+        let plan = SyncPlan::new(found, &manifest(), vec![], false).unwrap();
+        assert!(plan.removed.is_empty());
+        // A vanished file is removed even though the walk listed it.
+        let mut found: Vec<(String, Outcome)> = ["a.md", "locked/x.md", "lockedness.md", "same.md"]
+            .map(|p| (p.to_string(), Outcome::Unchanged))
+            .into_iter()
+            .collect();
+        found.push(("gone.md".to_string(), Outcome::Vanished));
+        let plan = SyncPlan::new(found, &manifest(), vec![], false).unwrap();
+        assert_eq!(plan.removed.len(), 1);
     }
 
     #[test]
