@@ -27,6 +27,16 @@ fn open(index_dir: &Path) -> RagIndex {
     RagIndex::open(index_dir, embedder(), IndexConfig::default()).unwrap()
 }
 
+/// A synced index of these Traefik pages: (its temp dir, the docs folder, the index).
+fn indexed_pages(pages: &[&str]) -> (tempfile::TempDir, std::path::PathBuf, RagIndex) {
+    let work = tempfile::tempdir().unwrap();
+    let docs = work.path().join("docs");
+    copy_corpus_files(&docs, pages);
+    let index = open(&work.path().join("index"));
+    sync_in_process(&index, &docs);
+    (work, docs, index)
+}
+
 /// A folder of real Traefik pages in three subfolders, labelled by rules and front matter.
 fn labelled_folder(root: &Path) -> Vec<String> {
     let mut pages: Vec<String> = [
@@ -208,17 +218,10 @@ fn labels_and_filters_never_leak() {
 
 #[test]
 fn a_label_change_applies_in_one_sync_without_embedding() {
-    let work = tempfile::tempdir().unwrap();
-    let docs = work.path().join("docs");
-    copy_corpus_files(
-        &docs,
-        &[
-            "getting-started/faq.md",
-            "reference/install-configuration/entrypoints.md",
-        ],
-    );
-    let index = open(&work.path().join("index"));
-    sync_in_process(&index, &docs);
+    let (_work, docs, index) = indexed_pages(&[
+        "getting-started/faq.md",
+        "reference/install-configuration/entrypoints.md",
+    ]);
     let query = "In what situation does Traefik send back a Bad Gateway (502) status?";
     let on_faq = |hits: &[Hit]| {
         hits.iter()
@@ -375,17 +378,10 @@ fn dedup_expansion_and_budget_shape_the_results() {
 fn an_expanded_passage_hands_back_a_carried_paragraph_once() {
     // Long real pages: the chunker carries a section's last paragraph over a cut, so
     // neighbouring chunks repeat it. A passage joining them must not say it twice.
-    let work = tempfile::tempdir().unwrap();
-    let docs = work.path().join("docs");
-    copy_corpus_files(
-        &docs,
-        &[
-            "migrate/v3.md",
-            "reference/install-configuration/entrypoints.md",
-        ],
-    );
-    let index = open(&work.path().join("index"));
-    sync_in_process(&index, &docs);
+    let (_work, _docs, index) = indexed_pages(&[
+        "migrate/v3.md",
+        "reference/install-configuration/entrypoints.md",
+    ]);
     let mut chunks = index.dump().unwrap();
     chunks.sort_by(|a, b| (&a.path, a.ordinal).cmp(&(&b.path, b.ordinal)));
     let overlapping: Vec<(&IndexedChunk, &IndexedChunk)> = chunks

@@ -152,9 +152,9 @@ impl Hit {
             if !out.is_empty() {
                 out.push_str("\n\n");
             }
-            let crumb = &part.chunk.text[..part.chunk.text.len() - part.chunk.body().len()];
             if last_crumb != Some(part.chunk.heading_path.as_slice()) {
-                out.push_str(crumb);
+                let text = &part.chunk.text;
+                out.push_str(&text[..text.len() - part.chunk.body().len()]);
             }
             out.push_str(part.new_body());
             last_crumb = Some(part.chunk.heading_path.as_slice());
