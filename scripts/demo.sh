@@ -21,7 +21,18 @@ bin="${CARGO_TARGET_DIR:-target}/release/rag-index"
 index="${CARGO_TARGET_DIR:-target}/demo-index"
 
 echo "== indexing $docs into $index" >&2
-"$bin" sync "$docs" --index "$index" -v
+# The demo's index is its own: when an earlier build of rag-index made it with another model or
+# chunker configuration, sync refuses it and names `--reindex`; rebuild it then.
+sync_log="$(mktemp)"
+trap 'rm -f "$sync_log"' EXIT
+rc=0
+"$bin" sync "$docs" --index "$index" -v 2> >(tee "$sync_log" >&2) || rc=$?
+wait # for tee
+if [ "$rc" != 0 ]; then
+    grep -q -- 'sync --reindex' "$sync_log" || exit "$rc"
+    echo "== $index was built by another configuration: rebuilding it" >&2
+    "$bin" sync "$docs" --index "$index" --reindex -v
+fi
 "$bin" stats --index "$index"
 for q in "${questions[@]}"; do
     echo
