@@ -1,0 +1,152 @@
+//! The int8 product with AVX-512 VNNI. `vpdpbusd` multiplies four unsigned activation codes by
+//! four signed weight codes and adds the four products to an i32 lane in one instruction, where
+//! the AVX2 kernel needs three (`vpmaddubsw`, `vpmaddwd`, `vpaddd`). It reads the same packed
+//! panels, because their groups of four bytes per output lane are already what the instruction
+//! takes. Its sums are exact (there is no i16 stage), so with the pair bound of the weight codes
+//! it gives the same bits as the other kernels, and a vector does not depend on the CPU.
+//!
+//! `pulp`, which dispatches the other kernels without `unsafe`, wraps no VNNI instruction. So
+//! this file holds the crate's one `unsafe`: the call into a `#[target_feature]` function, made
+//! only through [`Vnni`], which exists only once the CPU has reported every feature it enables.
+
+use core::arch::x86_64::{
+    __m256i, _mm256_add_ps, _mm256_cvtepi32_ps, _mm256_dpbusd_epi32, _mm256_mul_ps,
+    _mm256_set1_epi32, _mm256_set1_ps, _mm256_setzero_si256,
+};
+
+use pulp::bytemuck::cast;
+
+use super::{LANES, PANEL, QuantRows, QuantWeights, VECS};
+
+/// Rows per micro-tile: 8 rows × 2 vectors = 16 accumulators, half of AVX-512's 32 registers,
+/// so each panel load serves twice the rows it does under AVX2.
+const TILE_ROWS: usize = 8;
+
+/// Proof that this CPU runs AVX-512 VNNI on 256-bit vectors (and AVX2, which the rest of the
+/// function is compiled for).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Vnni(());
+
+impl Vnni {
+    pub(super) fn detect() -> Option<Vnni> {
+        let all = std::arch::is_x86_feature_detected!("avx2")
+            && std::arch::is_x86_feature_detected!("fma")
+            && std::arch::is_x86_feature_detected!("avx512f")
+            && std::arch::is_x86_feature_detected!("avx512vl")
+            && std::arch::is_x86_feature_detected!("avx512vnni");
+        all.then_some(Vnni(()))
+    }
+
+    /// `out = quantise(x) · wᵀ`, dequantised, as [`super::linear`].
+    pub(super) fn linear(self, x: &[f32], inputs: usize, w: &QuantWeights, out: &mut [f32]) {
+        #[allow(unsafe_code)]
+        // SAFETY: a `Vnni` is only made by `detect`, after the CPU reported every feature
+        // `linear_vnni` is compiled with.
+        unsafe {
+            linear_vnni(x, inputs, w, out)
+        }
+    }
+}
+
+#[target_feature(enable = "avx2,fma,avx512f,avx512vl,avx512vnni")]
+fn linear_vnni(x: &[f32], inputs: usize, w: &QuantWeights, out: &mut [f32]) {
+    let a = &QuantRows::new(x, inputs, w.groups);
+    let rows = a.rows();
+    // Tile-outer: a tile's codes (8 rows, at most 12 KB for K = 1536) stay in L1 while the
+    // panels stream past them from L2 (a layer's weights, 147-590 KB, fit there), and a tile's
+    // row slices are taken once rather than once per panel.
+    let panels = w.n.div_ceil(PANEL);
+    let mut r = 0;
+    while r + TILE_ROWS <= rows {
+        tile::<TILE_ROWS>(a, r, w, panels, out);
+        r += TILE_ROWS;
+    }
+    match rows - r {
+        7 => tile::<7>(a, r, w, panels, out),
+        6 => tile::<6>(a, r, w, panels, out),
+        5 => tile::<5>(a, r, w, panels, out),
+        4 => tile::<4>(a, r, w, panels, out),
+        3 => tile::<3>(a, r, w, panels, out),
+        2 => tile::<2>(a, r, w, panels, out),
+        1 => tile::<1>(a, r, w, panels, out),
+        _ => {}
+    }
+}
+
+/// Rows `row0 .. row0 + M` of the product, every panel, written to `out`.
+#[target_feature(enable = "avx2,fma,avx512f,avx512vl,avx512vnni")]
+#[inline]
+fn tile<const M: usize>(
+    a: &QuantRows,
+    row0: usize,
+    w: &QuantWeights,
+    panels: usize,
+    out: &mut [f32],
+) {
+    let groups = a.groups;
+    // The tile's codes interleaved, group-major (`[g][m]`): the kernel reads them through one
+    // pointer instead of M, which would not all fit in registers beside the loop's own.
+    let mut codes = Vec::with_capacity(groups * M);
+    for g in 0..groups {
+        for m in 0..M {
+            codes.push(a.codes[(row0 + m) * groups + g]);
+        }
+    }
+    for p in 0..panels {
+        panel_tile::<M>(&codes, a, row0, w, p, out);
+    }
+}
+
+/// One panel (16 outputs) of [`tile`]; `codes` is the tile's, interleaved.
+#[target_feature(enable = "avx2,fma,avx512f,avx512vl,avx512vnni")]
+#[inline]
+fn panel_tile<const M: usize>(
+    codes: &[[u8; 4]],
+    a: &QuantRows,
+    row0: usize,
+    w: &QuantWeights,
+    p: usize,
+    out: &mut [f32],
+) {
+    let mut acc: [[__m256i; VECS]; M] = [[_mm256_setzero_si256(); VECS]; M];
+    for (pair, quads) in w.panel(p).chunks_exact(VECS).zip(codes.chunks_exact(M)) {
+        let wv: [__m256i; VECS] = [cast(pair[0]), cast(pair[1])];
+        for m in 0..M {
+            // Four codes as one i32, broadcast: every lane gets the same four bytes, in order.
+            let quad = _mm256_set1_epi32(cast(quads[m]));
+            for v in 0..VECS {
+                acc[m][v] = _mm256_dpbusd_epi32(acc[m][v], quad, wv[v]);
+            }
+        }
+    }
+    let n = w.n;
+    for v in 0..VECS {
+        let c0 = p * PANEL + v * LANES;
+        if c0 >= n {
+            break;
+        }
+        let width = LANES.min(n - c0);
+        let mut col_scale = [0f32; LANES];
+        col_scale[..width].copy_from_slice(&w.scale[c0..c0 + width]);
+        let mut code_sums = [0f32; LANES];
+        code_sums[..width].copy_from_slice(&w.code_sums[c0..c0 + width]);
+        let col_scale = cast(col_scale);
+        let code_sums = cast(code_sums);
+        for (m, acc_row) in acc.iter().enumerate() {
+            let r = row0 + m;
+            // The scalar kernel's operations, unfused and in its order.
+            let scale = _mm256_mul_ps(_mm256_set1_ps(a.scale[r]), col_scale);
+            let scaled = _mm256_mul_ps(_mm256_cvtepi32_ps(acc_row[v]), scale);
+            let shift = _mm256_mul_ps(_mm256_set1_ps(a.min[r]), col_scale);
+            let values = _mm256_add_ps(scaled, _mm256_mul_ps(shift, code_sums));
+            let values: [f32; LANES] = cast(values);
+            let dst = &mut out[r * n + c0..r * n + c0 + width];
+            // A whole vector as one array assignment: one store (`copy_from_slice` of a
+            // run-time length calls memcpy).
+            match dst.first_chunk_mut::<LANES>() {
+                Some(whole) => *whole = values,
+                None => dst.copy_from_slice(&values[..width]),
+            }
+        }
+    }
+}
