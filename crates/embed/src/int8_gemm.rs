@@ -334,6 +334,23 @@ fn avx2_tile<const M: usize>(
             }
         }
     }
+    let sums: [[[i32; LANES]; VECS]; M] = std::array::from_fn(|m| acc[m].map(cast));
+    store_sums(&sums, a, row0, w, p, out);
+}
+
+/// Rows `row0 .. row0 + M` × panel `p` from their i32 sums (`sums[m][v]`: eight outputs from
+/// `16p + 8v`), dequantised into `out` with the scalar kernel's operations, unfused and in its
+/// order, so every kernel gives the same bits. Plain Rust on fixed-size arrays: inlined into a
+/// kernel it compiles to that kernel's vector instructions.
+#[inline(always)]
+fn store_sums<const M: usize>(
+    sums: &[[[i32; LANES]; VECS]; M],
+    a: &QuantRows,
+    row0: usize,
+    w: &QuantWeights,
+    p: usize,
+    out: &mut [f32],
+) {
     let n = w.n;
     for v in 0..VECS {
         let c0 = p * PANEL + v * LANES;
@@ -345,29 +362,19 @@ fn avx2_tile<const M: usize>(
         col_scale[..width].copy_from_slice(&w.scale[c0..c0 + width]);
         let mut code_sums = [0f32; LANES];
         code_sums[..width].copy_from_slice(&w.code_sums[c0..c0 + width]);
-        let col_scale = cast(col_scale);
-        let code_sums = cast(code_sums);
-        for (m, acc_row) in acc.iter().enumerate() {
+        for (m, row_sums) in sums.iter().enumerate() {
             let r = row0 + m;
-            // Same operations as the scalar path, unfused and in the same order.
-            let scale = simd
-                .avx
-                ._mm256_mul_ps(simd.avx._mm256_set1_ps(a.scale[r]), col_scale);
-            let scaled = simd
-                .avx
-                ._mm256_mul_ps(simd.avx._mm256_cvtepi32_ps(acc_row[v]), scale);
-            let shift = simd
-                .avx
-                ._mm256_mul_ps(simd.avx._mm256_set1_ps(a.min[r]), col_scale);
-            let shift = simd.avx._mm256_mul_ps(shift, code_sums);
-            let values = simd.avx._mm256_add_ps(scaled, shift);
-            let values: [f32; LANES] = cast(values);
+            let (row_scale, row_min) = (a.scale[r], a.min[r]);
+            let values: [f32; LANES] = std::array::from_fn(|j| {
+                row_sums[v][j] as f32 * (row_scale * col_scale[j])
+                    + (row_min * col_scale[j]) * code_sums[j]
+            });
             let dst = &mut out[r * n + c0..r * n + c0 + width];
-            if width == LANES {
-                // A fixed-size copy compiles to one store; the general one calls memcpy.
-                dst.copy_from_slice(&values);
-            } else {
-                dst.copy_from_slice(&values[..width]);
+            // A whole vector as one array assignment: one store (`copy_from_slice` of a
+            // run-time length calls memcpy).
+            match dst.first_chunk_mut::<LANES>() {
+                Some(whole) => *whole = values,
+                None => dst.copy_from_slice(&values[..width]),
             }
         }
     }

@@ -9,14 +9,11 @@
 //! this file holds the crate's one `unsafe`: the call into a `#[target_feature]` function, made
 //! only through [`Vnni`], which exists only once the CPU has reported every feature it enables.
 
-use core::arch::x86_64::{
-    __m256i, _mm256_add_ps, _mm256_cvtepi32_ps, _mm256_dpbusd_epi32, _mm256_mul_ps,
-    _mm256_set1_epi32, _mm256_set1_ps, _mm256_setzero_si256,
-};
+use core::arch::x86_64::{__m256i, _mm256_dpbusd_epi32, _mm256_set1_epi32, _mm256_setzero_si256};
 
 use pulp::bytemuck::cast;
 
-use super::{LANES, PANEL, QuantRows, QuantWeights, VECS};
+use super::{LANES, PANEL, QuantRows, QuantWeights, VECS, store_sums};
 
 /// Rows per micro-tile: 8 rows × 2 vectors = 16 accumulators, half of AVX-512's 32 registers,
 /// so each panel load serves twice the rows it does under AVX2.
@@ -119,34 +116,6 @@ fn panel_tile<const M: usize>(
             }
         }
     }
-    let n = w.n;
-    for v in 0..VECS {
-        let c0 = p * PANEL + v * LANES;
-        if c0 >= n {
-            break;
-        }
-        let width = LANES.min(n - c0);
-        let mut col_scale = [0f32; LANES];
-        col_scale[..width].copy_from_slice(&w.scale[c0..c0 + width]);
-        let mut code_sums = [0f32; LANES];
-        code_sums[..width].copy_from_slice(&w.code_sums[c0..c0 + width]);
-        let col_scale = cast(col_scale);
-        let code_sums = cast(code_sums);
-        for (m, acc_row) in acc.iter().enumerate() {
-            let r = row0 + m;
-            // The scalar kernel's operations, unfused and in its order.
-            let scale = _mm256_mul_ps(_mm256_set1_ps(a.scale[r]), col_scale);
-            let scaled = _mm256_mul_ps(_mm256_cvtepi32_ps(acc_row[v]), scale);
-            let shift = _mm256_mul_ps(_mm256_set1_ps(a.min[r]), col_scale);
-            let values = _mm256_add_ps(scaled, _mm256_mul_ps(shift, code_sums));
-            let values: [f32; LANES] = cast(values);
-            let dst = &mut out[r * n + c0..r * n + c0 + width];
-            // A whole vector as one array assignment: one store (`copy_from_slice` of a
-            // run-time length calls memcpy).
-            match dst.first_chunk_mut::<LANES>() {
-                Some(whole) => *whole = values,
-                None => dst.copy_from_slice(&values[..width]),
-            }
-        }
-    }
+    let sums: [[[i32; LANES]; VECS]; M] = std::array::from_fn(|m| acc[m].map(cast));
+    store_sums(&sums, a, row0, w, p, out);
 }
