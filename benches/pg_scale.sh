@@ -16,7 +16,8 @@
 # or the free disk. Before the timed steps the server is settled (VACUUM ANALYZE, CHECKPOINT, load
 # average < 1). Env: RAG_INDEX_BIN (default /var/tmp/rag-index-bench-bin), RAG_INDEX_BIN_B (a second
 # binary whose edits and no-ops alternate with the first's, same database), LC_VENV (default
-# /var/tmp/lcpg-venv), BENCH_TMP (default /var/tmp). Raw numbers: a JSON file under /var/tmp.
+# /var/tmp/lcpg-venv), BENCH_TMP (default /var/tmp), PG_MAINTENANCE_WORK_MEM (passed to
+# scripts/pg.sh: e.g. 4GB keeps a 1M-chunk HNSW build in memory). Raw numbers: a JSON file under /var/tmp.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"

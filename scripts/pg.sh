@@ -31,8 +31,9 @@
 # own port, without the relay (plain only): use it for latency-sensitive benchmarks.
 #
 # Environment: PG_CACHE (download/unpack cache), PG_TLS=0 (no TLS front: the URL is the direct
-# one), PG_FAST=1 (fsync, synchronous_commit and full_page_writes off), PG_PYTHON (a python3 for
-# the TLS front that the server's user can run).
+# one), PG_FAST=1 (fsync, synchronous_commit and full_page_writes off), PG_MAINTENANCE_WORK_MEM
+# (the server's maintenance_work_mem, e.g. 4GB), PG_PYTHON (a python3 for the TLS front that the
+# server's user can run).
 set -euo pipefail
 
 readonly PGSERVER_VERSION=0.1.4
@@ -363,6 +364,11 @@ EOF
             echo "port = $port"
             echo "unix_socket_directories = '$sockdir'"
             echo "password_encryption = 'scram-sha-256'"
+            # A vector index build of a large collection wants its graph in memory (~2.3 KB
+            # per 384-dimension row); rag-index uses the server's setting when it is above 2 GB.
+            if [[ -n ${PG_MAINTENANCE_WORK_MEM:-} ]]; then
+                echo "maintenance_work_mem = '$PG_MAINTENANCE_WORK_MEM'"
+            fi
             if [[ ${PG_FAST:-0} == 1 ]]; then
                 echo "fsync = off"
                 echo "synchronous_commit = off"
