@@ -53,19 +53,21 @@ fn linear_vnni(x: &[f32], inputs: usize, w: &QuantWeights, out: &mut [f32]) {
     // panels stream past them from L2 (a layer's weights, 147-590 KB, fit there), and a tile's
     // row slices are taken once rather than once per panel.
     let panels = w.n.div_ceil(PANEL);
+    // One buffer for every tile's interleaved codes, not an allocation per tile.
+    let codes = &mut Vec::with_capacity(a.groups * TILE_ROWS);
     let mut r = 0;
     while r + TILE_ROWS <= rows {
-        tile::<TILE_ROWS>(a, r, w, panels, out);
+        tile::<TILE_ROWS>(a, r, w, panels, codes, out);
         r += TILE_ROWS;
     }
     match rows - r {
-        7 => tile::<7>(a, r, w, panels, out),
-        6 => tile::<6>(a, r, w, panels, out),
-        5 => tile::<5>(a, r, w, panels, out),
-        4 => tile::<4>(a, r, w, panels, out),
-        3 => tile::<3>(a, r, w, panels, out),
-        2 => tile::<2>(a, r, w, panels, out),
-        1 => tile::<1>(a, r, w, panels, out),
+        7 => tile::<7>(a, r, w, panels, codes, out),
+        6 => tile::<6>(a, r, w, panels, codes, out),
+        5 => tile::<5>(a, r, w, panels, codes, out),
+        4 => tile::<4>(a, r, w, panels, codes, out),
+        3 => tile::<3>(a, r, w, panels, codes, out),
+        2 => tile::<2>(a, r, w, panels, codes, out),
+        1 => tile::<1>(a, r, w, panels, codes, out),
         _ => {}
     }
 }
@@ -78,19 +80,20 @@ fn tile<const M: usize>(
     row0: usize,
     w: &QuantWeights,
     panels: usize,
+    codes: &mut Vec<[u8; 4]>,
     out: &mut [f32],
 ) {
     let groups = a.groups;
     // The tile's codes interleaved, group-major (`[g][m]`): the kernel reads them through one
     // pointer instead of M, which would not all fit in registers beside the loop's own.
-    let mut codes = Vec::with_capacity(groups * M);
+    codes.clear();
     for g in 0..groups {
         for m in 0..M {
             codes.push(a.codes[(row0 + m) * groups + g]);
         }
     }
     for p in 0..panels {
-        panel_tile::<M>(&codes, a, row0, w, p, out);
+        panel_tile::<M>(codes, a, row0, w, p, out);
     }
 }
 
