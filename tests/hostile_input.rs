@@ -405,7 +405,7 @@ fn a_damaged_delta_or_delta_base_is_reported_and_rebuilt_by_the_next_sync() {
             })
             .expect("an edit saves a delta")
     };
-    for damaged in ["delta.bin", "search.bin"] {
+    for damaged in ["delta.bin", "search.bin", "vectors.bin"] {
         let mut text = std::fs::read_to_string(&first).unwrap();
         text.push_str(&format!("\n\nA line added before damaging {damaged}.\n"));
         std::fs::write(&first, text).unwrap();

@@ -219,6 +219,11 @@ impl RagIndex {
                 pointer.dir, pointer.generation, meta.generation
             ));
         }
+        // Every file of the save, the f32 rows too (a search process reads only the rows it
+        // rescores, so loading alone would not look at most of them).
+        if let Err(e) = VectorIndex::check_saved(&self.dir.join(&pointer.dir)) {
+            return Some(format!("graph {} is damaged: {e}", pointer.dir));
+        }
         let graph =
             match VectorIndex::load(&self.dir.join(&pointer.dir), self.config.vectors.clone()) {
                 Ok(graph) => graph,
@@ -243,7 +248,8 @@ impl RagIndex {
             };
             match graph.search_exact(&vector, 10, None) {
                 Ok(found) if found.iter().any(|(p, _)| *p == chunk.point) => {}
-                _ => return Some(format!("graph {} lacks point {}", pointer.dir, chunk.point)),
+                Ok(_) => return Some(format!("graph {} lacks point {}", pointer.dir, chunk.point)),
+                Err(e) => return Some(format!("graph {} cannot be searched: {e}", pointer.dir)),
             }
         }
         None

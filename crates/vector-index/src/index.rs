@@ -4,12 +4,15 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::OnceLock;
 
-use crate::dist::normalized;
+use crate::codes::{CodeTable, QueryCodes};
+use crate::dist::{dot, normalized};
 use crate::graph::Graph;
 use crate::params::validate_dim;
 use crate::persist::{GraphSource, SavedBase, SearchSource};
 use crate::scan::sort_hits;
+use crate::search_file::SearchTable;
 use crate::table::VectorTable;
+use crate::vector_file::VectorFile;
 use crate::walk::FlatGraph;
 use crate::{IndexError, IndexParams};
 
@@ -45,8 +48,17 @@ pub struct VectorIndex {
     /// read it contiguously instead of chasing hnsw_rs's per-point allocations. An index
     /// loaded deferred reads it (and the links) from `search_source` when first needed.
     pub(crate) node_vectors: OnceLock<VectorTable>,
-    /// Where `node_vectors` and `flat` come from when not yet read.
+    /// Where `node_vectors`, `codes` and `flat` come from when not yet read.
     pub(crate) search_source: Option<SearchSource>,
+    /// Set once `search_source` has been read, so a table reset by an update is recomputed
+    /// from memory, never read again from the old save.
+    pub(crate) search_read: OnceLock<()>,
+    /// One byte per dimension of every graph node's vector: what the walk scores with. Read
+    /// from a save, or quantised from `node_vectors` after the graph changed.
+    pub(crate) codes: OnceLock<CodeTable>,
+    /// The saved f32 vectors, read row by row to rescore a walk's candidates while
+    /// `node_vectors` is not in memory (a process that only searches never loads it).
+    pub(crate) vector_file: OnceLock<VectorFile>,
     /// Slot-major vectors of the pending slots.
     pub(crate) pending: VectorTable,
     /// The saved full directory whose graph nodes these are, while they are unchanged: what a
@@ -103,6 +115,9 @@ impl VectorIndex {
             nodes: 0,
             node_vectors: OnceLock::from(VectorTable::with_capacity(capacity * dim)),
             search_source: None,
+            search_read: OnceLock::new(),
+            codes: OnceLock::new(),
+            vector_file: OnceLock::new(),
             pending: VectorTable::new(),
             base: None,
             flat: OnceLock::new(),
@@ -176,6 +191,7 @@ impl VectorIndex {
         );
         self.graph = OnceLock::from(graph);
         self.flat = OnceLock::new();
+        self.codes = OnceLock::new();
         Ok(())
     }
 
@@ -248,12 +264,13 @@ impl VectorIndex {
         if self.len() < self.params.exact_below {
             return self.scan(&q, k, filter);
         }
+        let ef = self.params.ef_search.max(k);
         if let Some(f) = filter
             && self.estimate_pass_fraction(f) * (self.len() as f64) < FLAT_FILTER_ALLOWED
         {
-            return self.scan(&q, k, filter);
+            return self.scan_codes(&q, k, ef, filter);
         }
-        let hits = self.graph_search(&q, k, self.params.ef_search.max(k), filter)?;
+        let hits = self.graph_search(&q, k, ef, filter)?;
         let complete = match filter {
             None => hits.len() == k.min(self.len()),
             Some(_) => hits.len() == k,
@@ -262,10 +279,10 @@ impl VectorIndex {
             Ok(hits)
         } else {
             log::debug!(
-                "graph walk returned {} of {k}; completing by exact scan",
+                "graph walk returned {} of {k}; completing by a scan",
                 hits.len()
             );
-            self.scan(&q, k, filter)
+            self.scan_codes(&q, k, ef, filter)
         }
     }
 
@@ -337,6 +354,7 @@ impl VectorIndex {
         self.graph = OnceLock::from(graph);
         self.graph_source = None;
         self.flat = OnceLock::new();
+        self.codes = OnceLock::new();
         Ok(())
     }
 
@@ -390,6 +408,7 @@ impl VectorIndex {
         );
         self.graph = OnceLock::from(graph);
         self.flat = OnceLock::new();
+        self.codes = OnceLock::new();
         self.base = None;
         Ok(())
     }
@@ -461,7 +480,7 @@ impl VectorIndex {
     /// existed load as before, from the hnsw_rs dump.
     pub fn load(dir: &Path, params: IndexParams) -> Result<VectorIndex, IndexError> {
         let index = crate::delta::load(dir, params)?;
-        index.node_table()?;
+        index.preload()?;
         Ok(index)
     }
 
@@ -473,9 +492,46 @@ impl VectorIndex {
         crate::delta::load(dir, params)
     }
 
-    /// Reads what a deferred load left on disk, so later searches do not pay for it.
+    /// Reads what searches need and a deferred load left on disk (links and codes), so later
+    /// searches do not pay for it. The f32 vectors of a large save stay on disk: searches read
+    /// the rows they rescore.
     pub fn preload(&self) -> Result<(), IndexError> {
-        self.flat().map(|_| ())
+        self.flat()?;
+        self.codes()?;
+        // An index this small is searched by exact scan over the f32 table: read (and verify)
+        // it now, so a damaged one fails the load, whose owner rebuilds, not a later search.
+        if self.len() < self.params.exact_below {
+            self.node_table()?;
+        }
+        Ok(())
+    }
+
+    /// Reads `search.bin` of the saved directory, once: the links, the dump order, and the
+    /// codes (with the row checksums of `vectors.bin`), or, in saves before codes existed,
+    /// the f32 vectors.
+    fn read_search_once(&self) -> Result<(), IndexError> {
+        let Some(source) = &self.search_source else {
+            return Ok(());
+        };
+        if self.search_read.get().is_some() {
+            return Ok(());
+        }
+        let file = source.read(self.dim, self.nodes)?;
+        let _ = self.flat.set(file.flat);
+        if let (Some(graph), Some(order)) = (&self.graph_source, file.dump_order) {
+            let _ = graph.dump_order.set(order);
+        }
+        match file.table {
+            SearchTable::Vectors(vectors) => {
+                let _ = self.node_vectors.set(vectors);
+            }
+            SearchTable::Codes(codes, vectors) => {
+                let _ = self.codes.set(codes);
+                let _ = self.vector_file.set(vectors);
+            }
+        }
+        let _ = self.search_read.set(());
+        Ok(())
     }
 
     /// The graph nodes' vectors, read from the saved directory on first use.
@@ -483,15 +539,57 @@ impl VectorIndex {
         if let Some(table) = self.node_vectors.get() {
             return Ok(table);
         }
+        self.read_search_once()?;
+        if let Some(table) = self.node_vectors.get() {
+            return Ok(table);
+        }
         let Some(source) = &self.search_source else {
             return Ok(self.node_vectors.get_or_init(VectorTable::new));
         };
-        let file = source.read(self.dim, self.nodes)?;
-        let _ = self.flat.set(file.flat);
-        if let (Some(graph), Some(order)) = (&self.graph_source, file.dump_order) {
-            let _ = graph.dump_order.set(order);
+        let table = source.read_vectors(self.dim, self.nodes)?;
+        Ok(self.node_vectors.get_or_init(|| table))
+    }
+
+    /// The graph nodes' codes: read from the save, or quantised from the node table.
+    pub(crate) fn codes(&self) -> Result<&CodeTable, IndexError> {
+        if let Some(codes) = self.codes.get() {
+            return Ok(codes);
         }
-        Ok(self.node_vectors.get_or_init(|| file.vectors))
+        self.read_search_once()?;
+        if let Some(codes) = self.codes.get() {
+            return Ok(codes);
+        }
+        let table = self.node_table()?;
+        let codes = CodeTable::quantize(&table[..self.nodes * self.dim], self.dim);
+        Ok(self.codes.get_or_init(|| codes))
+    }
+
+    /// Exact scores of graph-node `candidates` (scored from their codes), as `(id, score)`:
+    /// from the node table when it is in memory, else row by row from the saved vectors. A
+    /// row that fails its checksum keeps its code score, with a warning: the search is still
+    /// served, the next sync finds the damaged file and rebuilds the graph, and `verify`
+    /// reports it.
+    pub(crate) fn rescore(&self, q: &[f32], candidates: &[(usize, f32)]) -> Vec<(u64, f32)> {
+        let dim = self.dim;
+        let table = self.node_vectors.get();
+        let file = self.vector_file.get();
+        candidates
+            .iter()
+            .map(|&(slot, approx)| {
+                let score = match (table, file) {
+                    (Some(table), _) => dot(q, &table[slot * dim..(slot + 1) * dim]),
+                    (None, Some(file)) => match file.row(slot) {
+                        Ok(v) => dot(q, &v),
+                        Err(e) => {
+                            log::warn!("{e}; scoring slot {slot} by its codes");
+                            approx
+                        }
+                    },
+                    (None, None) => approx,
+                };
+                (self.ids[slot], score)
+            })
+            .collect()
     }
 
     fn node_table_mut(&mut self) -> Result<&mut VectorTable, IndexError> {
@@ -548,7 +646,7 @@ impl VectorIndex {
 
     /// The links searches walk, copied out of the graph after it changed.
     pub(crate) fn flat(&self) -> Result<&FlatGraph, IndexError> {
-        self.node_table()?;
+        self.read_search_once()?;
         if let Some(flat) = self.flat.get() {
             return Ok(flat);
         }
@@ -589,11 +687,8 @@ impl VectorIndex {
             slot < self.nodes && self.live[slot] && filter.is_none_or(|f| f(self.ids[slot]))
         };
         let flat = self.flat()?;
-        let mut hits: Vec<(u64, f32)> = flat
-            .search(self.node_table()?, self.dim, q, ef, &allowed)
-            .into_iter()
-            .map(|(slot, score)| (self.ids[slot], score))
-            .collect();
+        let candidates = flat.search(self.codes()?, &QueryCodes::new(q), ef, &allowed);
+        let mut hits = self.rescore(q, &candidates);
         if self.nodes < self.ids.len() {
             hits.extend(self.scan_slots(q, k, filter, self.nodes..self.ids.len())?);
         }

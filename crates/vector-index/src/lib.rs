@@ -11,8 +11,11 @@
 //! persistence: [`save`](VectorIndex::save) writes a new, fsynced file set closed by a
 //! checksummed manifest, and [`load`](VectorIndex::load) refuses a missing, truncated or
 //! corrupt one so the owner rebuilds from the vectors it stores. Loading for search reads only
-//! the search structures (links and vectors, ~0.1 s for 111k x 384); the hnsw_rs graph, which
-//! only inserts need, is read when first needed. A save holds each vector once.
+//! the search structures: the links and a one-byte code per dimension of every vector, which is
+//! what the graph walk scores with; the walk's candidates are then rescored exactly from their
+//! f32 vectors, read row by row (each row checked against its checksum), so a process that only
+//! searches never reads the whole f32 table. The hnsw_rs graph, which only inserts need, is read
+//! when first needed. A save holds each f32 vector once.
 //!
 //! Updates cost their size: an index loaded from a save keeps new vectors pending (searched
 //! exactly, merged with the graph's hits), and
@@ -77,6 +80,7 @@
 //!
 //! None.
 
+mod codes;
 mod delta;
 mod dist;
 mod error;
@@ -85,7 +89,9 @@ mod index;
 mod params;
 mod persist;
 mod scan;
+mod search_file;
 mod table;
+mod vector_file;
 mod walk;
 
 pub use error::IndexError;

@@ -4,21 +4,29 @@
 //! ```text
 //! <dir>/graph.hnsw.graph   hnsw_rs graph dump (node ids are slots)
 //! <dir>/slots.bin          "RVIXSLOT", u32 version, u32 dim, u64 n, n x u64 id, n x u8 live (LE)
-//! <dir>/search.bin         "RVIXSRCH", u32 version (2), u32 dim, u64 n, u64 links byte length,
+//! <dir>/search.bin         "RVIXSRCH", u32 version (3), u32 dim, u64 n, u64 links byte length,
 //!                          the links searches walk (`FlatGraph::encode`), n x u32 slots in
-//!                          the graph dump's node order, then the vector table: n x dim x f32,
-//!                          slot-major (all LE)
+//!                          the graph dump's node order, n x u64 row checksums of vectors.bin
+//!                          (first 8 bytes of each row's BLAKE3), n x f32 code scales, then the
+//!                          code table: n x dim x i8, slot-major (all LE)
+//! <dir>/vectors.bin        the vectors: n x dim x f32, slot-major (LE)
 //! <dir>/MANIFEST           key=value lines, one `file=<name> <size> <blake3>` per file,
 //!                          closed by `checksum=<blake3 of every byte before that line>`
 //! ```
 //!
 //! hnsw_rs also writes a data file (`graph.hnsw.data`) holding every vector again; `save`
 //! removes it before it is synced, and loading the graph writes it back from the vector table
-//! for hnsw_rs to parse (see `graph.rs`). One copy of each vector is stored, not two.
+//! for hnsw_rs to parse (see `graph.rs`). One f32 copy of each vector is stored, not two.
+//!
+//! A process that only searches reads `search.bin` whole (the links and a byte per dimension,
+//! about a third of the f32 table's size) and `vectors.bin` only for the rows it rescores,
+//! each checked against its checksum; writers that fold, compact or save read `vectors.bin`
+//! whole, verified against the manifest. Version 2 `search.bin` files (the f32 vectors inside,
+//! no `vectors.bin`) still load, their codes computed in memory.
 //!
 //! The manifest is written to a temporary name, fsynced and renamed, so its presence means
-//! every other file was complete and synced. Searching needs only `slots.bin` and `search.bin`,
-//! so `load` verifies and reads just those: the hnsw_rs dump (which costs seconds and hundreds
+//! every other file was complete and synced. Searching needs only `slots.bin`, `search.bin`
+//! and rows of `vectors.bin`, so `load` verifies and reads just those: the hnsw_rs dump (which costs seconds and hundreds
 //! of megabytes to parse) is verified and parsed only when an insert or `save` needs the graph.
 //! Every file is verified against the manifest before a byte of it is interpreted; hnsw_rs's
 //! loader in particular asserts, unwraps and even exits on malformed input.
@@ -29,13 +37,18 @@
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{BufWriter, Read, Write};
+
+use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use crate::graph::Graph;
 use crate::params::{MAX_DIM, validate_dim};
+use crate::search_file::{
+    READ_CHUNK, SEARCH_HEADER, SEARCH_MAGIC, SEARCH_VERSION, SearchFile, read_search, read_vectors,
+};
 use crate::table::VectorTable;
-use crate::walk::FlatGraph;
+use crate::vector_file::row_sum;
 use crate::{IndexError, IndexParams, VectorIndex};
 
 const FORMAT: &str = "rag-vector-index/1";
@@ -45,13 +58,7 @@ const SLOTS: &str = "slots.bin";
 const SLOTS_MAGIC: &[u8; 8] = b"RVIXSLOT";
 const SLOTS_VERSION: u32 = 1;
 const SEARCH: &str = "search.bin";
-const SEARCH_MAGIC: &[u8; 8] = b"RVIXSRCH";
-/// Version 1 had no dump order (its directories keep hnsw_rs's data file).
-const SEARCH_VERSION: u32 = 2;
-/// Magic, version, dim, slot count, links byte length.
-const SEARCH_HEADER: usize = 8 + 4 + 4 + 8 + 8;
-/// Read (and hash) size while loading `search.bin`.
-const READ_CHUNK: usize = 4 << 20;
+const VECTORS: &str = "vectors.bin";
 /// A manifest is a few hundred bytes; anything bigger is not ours.
 const MANIFEST_MAX: u64 = 64 * 1024;
 
@@ -167,6 +174,9 @@ pub(crate) fn save(index: &VectorIndex, dir: &Path) -> Result<SavedBase, IndexEr
     }
     write_new(&dir.join(SLOTS), &encode_slots(index))?;
     files.push(SLOTS.to_string());
+    let vectors = index.node_table()?;
+    write_new_parts(&dir.join(VECTORS), &[], vectors)?;
+    files.push(VECTORS.to_string());
     // The links the index searches with right now, so a reload answers exactly like it.
     let links = index.flat()?.encode();
     let order: Vec<u8> = graph
@@ -180,10 +190,31 @@ pub(crate) fn save(index: &VectorIndex, dir: &Path) -> Result<SavedBase, IndexEr
     header.extend_from_slice(&(index.dim as u32).to_le_bytes());
     header.extend_from_slice(&(index.ids.len() as u64).to_le_bytes());
     header.extend_from_slice(&(links.len() as u64).to_le_bytes());
+    let dim = index.dim;
+    let sums: Vec<u8> = vectors
+        .par_chunks_exact(dim)
+        .map(row_sum)
+        .collect::<Vec<u64>>()
+        .into_iter()
+        .flat_map(u64::to_le_bytes)
+        .collect();
+    let codes = index.codes()?;
+    let scales: Vec<u8> = codes
+        .scales()
+        .iter()
+        .flat_map(|s| s.to_le_bytes())
+        .collect();
     write_new_parts(
         &dir.join(SEARCH),
-        &[&header, &links, &order],
-        index.node_table()?,
+        &[
+            &header,
+            &links,
+            &order,
+            &sums,
+            &scales,
+            bytemuck::cast_slice(codes.codes()),
+        ],
+        &[],
     )?;
     files.push(SEARCH.to_string());
 
@@ -241,17 +272,35 @@ impl SavedBase {
     }
 }
 
-/// Where a deferred load reads the graph nodes' vectors and links from.
+/// Where a deferred load reads the graph nodes' links, codes and vectors from.
 #[derive(Debug)]
 pub(crate) struct SearchSource {
-    path: PathBuf,
+    dir: PathBuf,
     entry: FileEntry,
+    /// `vectors.bin` (from `search.bin` version 3).
+    vectors: Option<FileEntry>,
 }
 
 impl SearchSource {
     /// Reads and verifies `search.bin` for `n` slots of `dim` floats.
     pub(crate) fn read(&self, dim: usize, n: usize) -> Result<SearchFile, IndexError> {
-        read_search(&self.path, &self.entry, dim, n)
+        read_search(
+            &self.dir.join(SEARCH),
+            &self.entry,
+            &self.dir.join(VECTORS),
+            dim,
+            n,
+        )
+    }
+
+    /// Reads and verifies the whole of `vectors.bin`.
+    pub(crate) fn read_vectors(&self, dim: usize, n: usize) -> Result<VectorTable, IndexError> {
+        let path = self.dir.join(VECTORS);
+        let entry = self
+            .vectors
+            .as_ref()
+            .ok_or_else(|| IndexError::corrupt(&path, "vectors not in manifest"))?;
+        read_vectors(&path, entry, dim, n)
     }
 }
 
@@ -260,7 +309,7 @@ impl SearchSource {
 fn is_saved_file_name(name: &str) -> bool {
     matches!(
         name,
-        MANIFEST | MANIFEST_TMP | SLOTS | SEARCH | crate::delta::DELTA
+        MANIFEST | MANIFEST_TMP | SLOTS | SEARCH | VECTORS | crate::delta::DELTA
     ) || name.ends_with(".hnsw.graph")
         || name.ends_with(".hnsw.data")
 }
@@ -273,6 +322,8 @@ pub(crate) fn check_full(dir: &Path, manifest: &Manifest) -> Result<(), IndexErr
         if entry.0 == SLOTS || entry.0 == SEARCH {
             verify_file(dir, entry)?;
             checked += 1;
+        } else if entry.0 == VECTORS {
+            verify_file(dir, entry)?;
         }
     }
     if checked < 2 && manifest.graph.is_some() {
@@ -506,14 +557,6 @@ fn check_entry(
 /// `(name, size, blake3 hex)` of one file, as the manifest lists it.
 pub(crate) type FileEntry = (String, u64, String);
 
-/// What `search.bin` holds: the vector table, the links, and (from version 2) the graph dump's
-/// node order.
-pub(crate) struct SearchFile {
-    pub(crate) vectors: VectorTable,
-    pub(crate) flat: FlatGraph,
-    pub(crate) dump_order: Option<Vec<u32>>,
-}
-
 /// The saved hnsw_rs dump of a directory loaded for searching, read when the graph is needed.
 #[derive(Debug)]
 pub(crate) struct GraphSource {
@@ -589,91 +632,6 @@ impl GraphSource {
     }
 }
 
-/// Reads `search.bin`, hashing every byte as it lands in its final place (the vectors straight
-/// into the table), and interprets nothing until size and hash match the manifest.
-fn read_search(
-    path: &Path,
-    (_, size, hash): &FileEntry,
-    dim: usize,
-    n: usize,
-) -> Result<SearchFile, IndexError> {
-    let bad = |reason: String| IndexError::corrupt(path, reason);
-    let mut f = match File::open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(missing(path)),
-        Err(e) => return Err(IndexError::io(path, e)),
-    };
-    let actual_size = f.metadata().map_err(|e| IndexError::io(path, e))?.len();
-    if actual_size != *size {
-        return Err(bad(format!("size {actual_size}, manifest says {size}")));
-    }
-    let floats = n
-        .checked_mul(dim)
-        .filter(|f| f.checked_mul(4).is_some())
-        .ok_or_else(|| bad("vector table too large".into()))?;
-    let head_len = size
-        .checked_sub(4 * floats as u64)
-        .and_then(|h| usize::try_from(h).ok())
-        .filter(|&h| h >= SEARCH_HEADER)
-        .ok_or_else(|| bad("too short for its vector table".into()))?;
-    let read_err = |e: std::io::Error| match e.kind() {
-        std::io::ErrorKind::UnexpectedEof => bad("file ends early".into()),
-        _ => IndexError::io(path, e),
-    };
-    let mut hasher = blake3::Hasher::new();
-    let mut head = vec![0u8; head_len];
-    f.read_exact(&mut head).map_err(read_err)?;
-    hasher.update(&head);
-    let mut vectors = VectorTable::zeroed(floats);
-    // Hashing a 1.7 GB table on one thread was a quarter of a query process at 1M chunks.
-    for chunk in bytemuck::cast_slice_mut::<f32, u8>(&mut vectors).chunks_mut(READ_CHUNK) {
-        f.read_exact(chunk).map_err(read_err)?;
-        hasher.update_rayon(chunk);
-    }
-    let mut rest = [0u8; 1];
-    if f.read(&mut rest).map_err(|e| IndexError::io(path, e))? != 0 {
-        return Err(bad(format!("longer than the manifest's {size} bytes")));
-    }
-    check_entry(path, *size, hasher.finalize(), *size, hash)?;
-    vectors.advise_huge_pages();
-
-    #[cfg(target_endian = "big")]
-    for x in vectors.iter_mut() {
-        *x = f32::from_bits(u32::from_le(x.to_bits()));
-    }
-    let u32_at =
-        |at: usize| u32::from_le_bytes([head[at], head[at + 1], head[at + 2], head[at + 3]]);
-    let u64_at = |at: usize| u64::from(u32_at(at)) | (u64::from(u32_at(at + 4)) << 32);
-    if &head[..8] != SEARCH_MAGIC {
-        return Err(bad("not a search file".into()));
-    }
-    let version = u32_at(8);
-    if version != 1 && version != SEARCH_VERSION {
-        return Err(bad("unknown search file version".into()));
-    }
-    if u32_at(12) as usize != dim || u64_at(16) != n as u64 {
-        return Err(bad("search file disagrees with manifest".into()));
-    }
-    let order_len = if version == 1 { 0 } else { 4 * n as u64 };
-    let links_end = (head_len as u64)
-        .checked_sub(order_len)
-        .filter(|&end| end >= SEARCH_HEADER as u64 && u64_at(24) == end - SEARCH_HEADER as u64)
-        .ok_or_else(|| bad("links length disagrees with file size".into()))?
-        as usize;
-    let flat = FlatGraph::decode(&head[SEARCH_HEADER..links_end], n).map_err(bad)?;
-    let dump_order = (version >= 2).then(|| {
-        head[links_end..]
-            .chunks_exact(4)
-            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect()
-    });
-    Ok(SearchFile {
-        vectors,
-        flat,
-        dump_order,
-    })
-}
-
 /// Loads a full save, leaving `search.bin` to be read (and verified) when first needed.
 pub(crate) fn load_full(
     dir: &Path,
@@ -711,7 +669,7 @@ pub(crate) fn load_full(
     // and `read_search` hashes `search.bin` as it reads it.
     for file in &manifest.files {
         let deferred = search.is_some() && graph_files.contains(file);
-        if !deferred && file.0 != SEARCH {
+        if !deferred && file.0 != SEARCH && file.0 != VECTORS {
             verify_file(dir, file)?;
         }
     }
@@ -763,8 +721,9 @@ pub(crate) fn load_full(
 
     if let Some(search) = search {
         index.search_source = Some(SearchSource {
-            path: dir.join(SEARCH),
+            dir: dir.to_path_buf(),
             entry: search.clone(),
+            vectors: entry(VECTORS).cloned(),
         });
         index.node_vectors = OnceLock::new();
         index.flat = OnceLock::new();

@@ -1,12 +1,15 @@
-//! The exact scan: top `k` by dot product over a range of slots, graph nodes and pending
-//! vectors each read from their own table, ties broken by id so results do not depend on slot
-//! order.
+//! The scans. The exact one: top `k` by dot product over a range of slots, graph nodes and
+//! pending vectors each read from their own table, ties broken by id so results do not depend
+//! on slot order. The code scan, for searches that skip or complete the walk: graph nodes
+//! ranked by their codes and the best `ef` rescored exactly, so it never needs the whole f32
+//! table in memory.
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
 use pulp::{Simd, WithSimd};
 
+use crate::codes::{CodeTable, QueryCodes};
 use crate::dist::{arch, dot_with};
 use crate::table::VectorTable;
 use crate::{IdFilter, IndexError, VectorIndex};
@@ -94,6 +97,73 @@ impl VectorIndex {
             filter,
             slots,
         }))
+    }
+
+    /// Top `k` among every live slot passing `filter`: graph nodes by their codes, the best
+    /// `ef` (at least `k`) of them rescored exactly, and pending slots scored exactly.
+    pub(crate) fn scan_codes(
+        &self,
+        q: &[f32],
+        k: usize,
+        ef: usize,
+        filter: Option<IdFilter<'_>>,
+    ) -> Result<Vec<(u64, f32)>, IndexError> {
+        struct CodeScan<'a> {
+            index: &'a VectorIndex,
+            codes: &'a CodeTable,
+            query: &'a QueryCodes,
+            keep: usize,
+            filter: Option<IdFilter<'a>>,
+        }
+        impl WithSimd for CodeScan<'_> {
+            type Output = Vec<(usize, f32)>;
+            #[inline(always)]
+            fn with_simd<S: Simd>(self, simd: S) -> Self::Output {
+                let CodeScan {
+                    index,
+                    codes,
+                    query,
+                    keep,
+                    filter,
+                } = self;
+                let mut heap: BinaryHeap<Worst> = BinaryHeap::with_capacity(keep + 1);
+                for slot in 0..index.nodes {
+                    if !index.live[slot] || !filter.is_none_or(|f| f(index.ids[slot])) {
+                        continue;
+                    }
+                    let cand = Worst {
+                        score: codes.score(simd, query, slot),
+                        id: slot as u64,
+                    };
+                    if heap.len() < keep {
+                        heap.push(cand);
+                    } else if let Some(mut worst) = heap.peek_mut()
+                        && cand < *worst
+                    {
+                        *worst = cand;
+                    }
+                }
+                heap.into_iter().map(|c| (c.id as usize, c.score)).collect()
+            }
+        }
+        let mut hits = if self.nodes > 0 {
+            let candidates = arch().dispatch(CodeScan {
+                index: self,
+                codes: self.codes()?,
+                query: &QueryCodes::new(q),
+                keep: ef.max(k),
+                filter,
+            });
+            self.rescore(q, &candidates)
+        } else {
+            Vec::new()
+        };
+        if self.nodes < self.ids.len() {
+            hits.extend(self.scan_slots(q, k, filter, self.nodes..self.ids.len())?);
+        }
+        sort_hits(&mut hits);
+        hits.truncate(k);
+        Ok(hits)
     }
 
     #[inline(always)]

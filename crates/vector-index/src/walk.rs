@@ -6,9 +6,11 @@
 //! 1% tombstones made the graph as slow as a full exact scan. This walk applies the filter the
 //! way hnswlib does: rejected nodes are still expanded (so the graph stays connected through
 //! them) but never enter the result set, and the search stops as soon as the best queued
-//! candidate is worse than the worst of `ef` accepted results. It also reads vectors from the
-//! index's contiguous copy instead of hnsw_rs's per-point allocations, prefetches them a
-//! candidate's worth ahead, and reuses per-thread buffers instead of allocating per query.
+//! candidate is worse than the worst of `ef` accepted results. It scores with the index's
+//! contiguous code table (one byte per dimension, see `codes.rs`) instead of hnsw_rs's
+//! per-point f32 allocations, prefetches codes a candidate's worth ahead, and reuses per-thread
+//! buffers instead of allocating per query. Its scores are approximate; the index rescores
+//! the returned candidates exactly.
 
 use std::cell::RefCell;
 use std::cmp::Ordering;
@@ -16,7 +18,8 @@ use std::collections::{BinaryHeap, HashMap};
 
 use pulp::{Simd, WithSimd};
 
-use crate::dist::{arch, dot_with};
+use crate::codes::{CodeTable, QueryCodes};
+use crate::dist::arch;
 
 /// Links of every node, by slot. Rebuilt from hnsw_rs after the graph changes.
 pub(crate) struct FlatGraph {
@@ -195,38 +198,33 @@ impl FlatGraph {
             .map_or(&[], Vec::as_slice)
     }
 
-    /// Up to `ef` allowed slots with their scores, best first.
-    ///
-    /// `vectors` is the slot-major vector table of dimension `dim`.
+    /// Up to `ef` allowed slots with their approximate (code) scores, best first.
     pub(crate) fn search(
         &self,
-        vectors: &[f32],
-        dim: usize,
-        query: &[f32],
+        codes: &CodeTable,
+        query: &QueryCodes,
         ef: usize,
         allowed: &dyn Fn(usize) -> bool,
     ) -> Vec<(usize, f32)> {
         SCRATCH.with(|cell| match cell.try_borrow_mut() {
-            Ok(mut scratch) => self.search_in(&mut scratch, vectors, dim, query, ef, allowed),
+            Ok(mut scratch) => self.search_in(&mut scratch, codes, query, ef, allowed),
             // A filter that itself searches on this thread: use a fresh scratch.
-            Err(_) => self.search_in(&mut Scratch::default(), vectors, dim, query, ef, allowed),
+            Err(_) => self.search_in(&mut Scratch::default(), codes, query, ef, allowed),
         })
     }
 
     fn search_in(
         &self,
         scratch: &mut Scratch,
-        vectors: &[f32],
-        dim: usize,
-        query: &[f32],
+        codes: &CodeTable,
+        query: &QueryCodes,
         ef: usize,
         allowed: &dyn Fn(usize) -> bool,
     ) -> Vec<(usize, f32)> {
         arch().dispatch(Walk {
             graph: self,
             scratch,
-            vectors,
-            dim,
+            codes,
             query,
             ef,
             allowed,
@@ -274,13 +272,12 @@ impl Words<'_> {
 }
 
 /// One search, run through pulp's dispatch so the whole walk is compiled for the CPU's SIMD
-/// level and `dot_with` inlines into it.
+/// level and the code dot product inlines into it.
 struct Walk<'a> {
     graph: &'a FlatGraph,
     scratch: &'a mut Scratch,
-    vectors: &'a [f32],
-    dim: usize,
-    query: &'a [f32],
+    codes: &'a CodeTable,
+    query: &'a QueryCodes,
     ef: usize,
     allowed: &'a dyn Fn(usize) -> bool,
 }
@@ -294,8 +291,7 @@ impl WithSimd for Walk<'_> {
         let Walk {
             graph,
             scratch,
-            vectors,
-            dim,
+            codes,
             query,
             ef,
             allowed,
@@ -304,15 +300,12 @@ impl WithSimd for Walk<'_> {
             return Vec::new();
         };
         let ef = ef.max(1);
-        let vector = |slot: u32| {
-            let s = slot as usize * dim;
-            &vectors[s..s + dim]
-        };
+        let vector = |slot: u32| codes.row(slot as usize);
         // A macro, not a closure: a closure is compiled as its own baseline-x86-64 function,
         // where pulp's AVX intrinsics cannot inline.
         macro_rules! score {
             ($slot:expr) => {
-                dot_with(simd, query, vector($slot))
+                codes.score(simd, query, $slot as usize)
             };
         }
         // Greedy descent through the upper layers; filters do not apply to routing.

@@ -60,8 +60,15 @@ fn names(dir: &Path) -> Vec<String> {
         .collect()
 }
 
-/// What a save writes: one copy of the vectors, in `search.bin`.
-const SAVED_FILES: [&str; 4] = ["MANIFEST", "graph.hnsw.graph", "search.bin", "slots.bin"];
+/// What a save writes: one f32 copy of the vectors, in `vectors.bin`, and their codes in
+/// `search.bin`.
+const SAVED_FILES: [&str; 5] = [
+    "MANIFEST",
+    "graph.hnsw.graph",
+    "search.bin",
+    "slots.bin",
+    "vectors.bin",
+];
 /// What a version-1 save wrote: hnsw_rs's data file held a second copy of the vectors.
 const VERSION_1_FILES: [&str; 5] = [
     "MANIFEST",
@@ -241,6 +248,26 @@ fn expect_corrupt(dir: &Path) {
     }
 }
 
+fn is_vector_rows(path: &Path) -> bool {
+    path.file_name().is_some_and(|n| n == "vectors.bin")
+}
+
+/// A damaged row of `vectors.bin`: searching still loads (it reads rows one at a time, each
+/// checked), while the save check every sync runs, and any read of the whole table, refuse it.
+fn expect_row_damage(dir: &Path, original: &VectorIndex) {
+    assert!(matches!(
+        VectorIndex::check_saved(dir),
+        Err(IndexError::Corrupt { .. })
+    ));
+    let loaded = VectorIndex::load(dir, params()).unwrap();
+    let q = &queries(37, 1, original.dim())[0];
+    assert_eq!(loaded.search(q, 5, None).unwrap().len(), 5);
+    match loaded.search_exact(q, 5, None) {
+        Err(IndexError::Corrupt { path, .. }) => assert!(is_vector_rows(&path)),
+        other => panic!("expected the damaged vectors.bin, got {other:?}"),
+    }
+}
+
 fn files(dir: &Path) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = fs::read_dir(dir)
         .unwrap()
@@ -262,6 +289,8 @@ fn any_flipped_byte_is_detected() {
             fs::write(&path, &bytes).unwrap();
             if is_hnsw_dump(&path) {
                 expect_deferred_recovery(&dir, &index);
+            } else if is_vector_rows(&path) {
+                expect_row_damage(&dir, &index);
             } else {
                 expect_corrupt(&dir);
             }
