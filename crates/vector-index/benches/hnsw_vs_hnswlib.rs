@@ -17,7 +17,7 @@
 //! Then, on which the defaults rest: the brute-force/graph crossover size, the filter
 //! selectivity below which a flat scan wins, and the cost of tombstones.
 //! `RVI_BENCH_QUICK=1` shrinks the random set to 20,000 for a fast smoke run;
-//! `RVI_BENCH_ONLY=real,random,crossover,filter,tombstones,efc` picks sections.
+//! `RVI_BENCH_ONLY=real,random,crossover,filter,tombstones,efc,loaded` picks sections.
 
 #[path = "../tests/common/mod.rs"]
 mod common;
@@ -458,6 +458,38 @@ fn ef_construction(dim: usize, data: &[Vec<f32>], queries: &[Vec<f32>]) {
     }
 }
 
+/// Where a search's rescoring reads the candidates' f32 vectors from: memory in the index that
+/// built the graph; positioned reads of checked rows in one loaded from its save (what a
+/// process that only searches does); memory again once something loaded the whole table.
+fn loaded(dim: usize, data: &[Vec<f32>], queries: &[Vec<f32>]) {
+    println!(
+        "\n## rescoring from memory vs from saved rows ({} vectors, ef 64)",
+        data.len()
+    );
+    let (built, _, _) = build(dim, params(), data);
+    let truth = ground_truth(&built, queries);
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("saved");
+    let mut saved = VectorIndex::build(dim, params(), items_of(data)).unwrap();
+    saved.save(&dir).unwrap();
+    drop(saved);
+    let from_disk = VectorIndex::load(&dir, params()).unwrap();
+    let in_memory = VectorIndex::load(&dir, params()).unwrap();
+    in_memory.search_exact(&queries[0], K, None).unwrap();
+    println!("| index | recall@10 | q/s (CPU) |\n|---|---:|---:|");
+    for (label, index) in [
+        ("built in this process", &built),
+        ("loaded, rows read on demand", &from_disk),
+        ("loaded, f32 table read whole", &in_memory),
+    ] {
+        let (qps, found) = best_of(queries, |q| index.search_graph(q, K, 64, None).unwrap());
+        println!(
+            "| {label} | {:.4} | {qps:.0} |",
+            mean_recall(&found, &truth)
+        );
+    }
+}
+
 fn main() {
     // `cargo bench` passes `--bench`; there are no filters to honour.
     let quick = std::env::var_os("RVI_BENCH_QUICK").is_some();
@@ -493,5 +525,8 @@ fn main() {
     }
     if run("efc") {
         ef_construction(dim, real_data, real_queries);
+    }
+    if run("loaded") {
+        loaded(dim, real_data, real_queries);
     }
 }

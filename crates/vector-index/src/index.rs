@@ -264,13 +264,12 @@ impl VectorIndex {
         if self.len() < self.params.exact_below {
             return self.scan(&q, k, filter);
         }
-        let ef = self.params.ef_search.max(k);
         if let Some(f) = filter
             && self.estimate_pass_fraction(f) * (self.len() as f64) < FLAT_FILTER_ALLOWED
         {
-            return self.scan_codes(&q, k, ef, filter);
+            return self.scan_codes(&q, k, filter);
         }
-        let hits = self.graph_search(&q, k, ef, filter)?;
+        let hits = self.graph_search(&q, k, self.params.ef_search.max(k), filter)?;
         let complete = match filter {
             None => hits.len() == k.min(self.len()),
             Some(_) => hits.len() == k,
@@ -282,7 +281,7 @@ impl VectorIndex {
                 "graph walk returned {} of {k}; completing by a scan",
                 hits.len()
             );
-            self.scan_codes(&q, k, ef, filter)
+            self.scan_codes(&q, k, filter)
         }
     }
 
@@ -573,13 +572,14 @@ impl VectorIndex {
         let dim = self.dim;
         let table = self.node_vectors.get();
         let file = self.vector_file.get();
+        let mut row = vec![0.0f32; if table.is_none() { dim } else { 0 }];
         candidates
             .iter()
             .map(|&(slot, approx)| {
                 let score = match (table, file) {
                     (Some(table), _) => dot(q, &table[slot * dim..(slot + 1) * dim]),
-                    (None, Some(file)) => match file.row(slot) {
-                        Ok(v) => dot(q, &v),
+                    (None, Some(file)) => match file.read_row(slot, &mut row) {
+                        Ok(()) => dot(q, &row),
                         Err(e) => {
                             log::warn!("{e}; scoring slot {slot} by its codes");
                             approx
@@ -687,7 +687,8 @@ impl VectorIndex {
             slot < self.nodes && self.live[slot] && filter.is_none_or(|f| f(self.ids[slot]))
         };
         let flat = self.flat()?;
-        let candidates = flat.search(self.codes()?, &QueryCodes::new(q), ef, &allowed);
+        let mut candidates = flat.search(self.codes()?, &QueryCodes::new(q), ef, &allowed);
+        candidates.truncate(rescored(k));
         let mut hits = self.rescore(q, &candidates);
         if self.nodes < self.ids.len() {
             hits.extend(self.scan_slots(q, k, filter, self.nodes..self.ids.len())?);
@@ -716,6 +717,16 @@ impl VectorIndex {
         }
     }
 }
+
+/// How many of the best code-scored candidates a search for `k` rescores exactly: code scores
+/// are within ~1e-3 of the cosine, far less than the gap between the k-th hit and the one
+/// `RESCORE_MARGIN` places below it on real embeddings, and every rescored row is a read.
+pub(crate) fn rescored(k: usize) -> usize {
+    k.saturating_add(RESCORE_MARGIN)
+}
+
+/// Candidates rescored beyond `k`.
+const RESCORE_MARGIN: usize = 16;
 
 /// Inserts the vectors of `slots` (slot-major rows of `vectors`) into `graph`, in parallel
 /// unless a seed asks for a deterministic build.

@@ -7,7 +7,7 @@
 //! <dir>/search.bin         "RVIXSRCH", u32 version (3), u32 dim, u64 n, u64 links byte length,
 //!                          the links searches walk (`FlatGraph::encode`), n x u32 slots in
 //!                          the graph dump's node order, n x u64 row checksums of vectors.bin
-//!                          (first 8 bytes of each row's BLAKE3), n x f32 code scales, then the
+//!                          (XXH3-64 of each row's bytes), n x f32 code scales, then the
 //!                          code table: n x dim x i8, slot-major (all LE)
 //! <dir>/vectors.bin        the vectors: n x dim x f32, slot-major (LE)
 //! <dir>/MANIFEST           key=value lines, one `file=<name> <size> <blake3>` per file,

@@ -1,7 +1,7 @@
 //! The scans. The exact one: top `k` by dot product over a range of slots, graph nodes and
 //! pending vectors each read from their own table, ties broken by id so results do not depend
 //! on slot order. The code scan, for searches that skip or complete the walk: graph nodes
-//! ranked by their codes and the best `ef` rescored exactly, so it never needs the whole f32
+//! ranked by their codes and the best few rescored exactly, so it never needs the whole f32
 //! table in memory.
 
 use std::cmp::Ordering;
@@ -11,6 +11,7 @@ use pulp::{Simd, WithSimd};
 
 use crate::codes::{CodeTable, QueryCodes};
 use crate::dist::{arch, dot_with};
+use crate::index::rescored;
 use crate::table::VectorTable;
 use crate::{IdFilter, IndexError, VectorIndex};
 
@@ -100,12 +101,11 @@ impl VectorIndex {
     }
 
     /// Top `k` among every live slot passing `filter`: graph nodes by their codes, the best
-    /// `ef` (at least `k`) of them rescored exactly, and pending slots scored exactly.
+    /// [`rescored`]`(k)` of them rescored exactly, and pending slots scored exactly.
     pub(crate) fn scan_codes(
         &self,
         q: &[f32],
         k: usize,
-        ef: usize,
         filter: Option<IdFilter<'_>>,
     ) -> Result<Vec<(u64, f32)>, IndexError> {
         struct CodeScan<'a> {
@@ -151,7 +151,7 @@ impl VectorIndex {
                 index: self,
                 codes: self.codes()?,
                 query: &QueryCodes::new(q),
-                keep: ef.max(k),
+                keep: rescored(k),
                 filter,
             });
             self.rescore(q, &candidates)

@@ -55,29 +55,40 @@ impl VectorFile {
         })
     }
 
-    /// The vector of `slot`, checked against its checksum.
-    pub(crate) fn row(&self, slot: usize) -> Result<Vec<f32>, IndexError> {
+    /// Reads the vector of `slot` into `row` (`dim` floats), checked against its checksum.
+    pub(crate) fn read_row(&self, slot: usize, row: &mut [f32]) -> Result<(), IndexError> {
         let expected = *self
             .sums
             .get(slot)
             .ok_or_else(|| IndexError::corrupt(&self.path, format!("no row {slot}")))?;
-        let mut bytes = vec![0u8; 4 * self.dim];
-        read_at(&self.file, &mut bytes, (slot * 4 * self.dim) as u64)
+        let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut row[..self.dim]);
+        read_at(&self.file, bytes, (slot * 4 * self.dim) as u64)
             .map_err(|e| IndexError::io(&self.path, e))?;
-        if bytes_sum(&bytes) != expected {
+        if bytes_sum(bytes) != expected {
             return Err(IndexError::corrupt(
                 &self.path,
                 format!("vector of slot {slot} does not match its checksum"),
             ));
         }
-        Ok(bytes
-            .chunks_exact(4)
-            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-            .collect())
+        #[cfg(target_endian = "big")]
+        for x in row.iter_mut() {
+            *x = f32::from_bits(u32::from_le(x.to_bits()));
+        }
+        Ok(())
+    }
+
+    /// The vector of `slot`, checked against its checksum.
+    #[cfg(test)]
+    fn row(&self, slot: usize) -> Result<Vec<f32>, IndexError> {
+        let mut row = vec![0.0; self.dim];
+        self.read_row(slot, &mut row)?;
+        Ok(row)
     }
 }
 
-/// Checksum of one row as stored (little-endian floats): the first 8 bytes of its BLAKE3.
+/// Checksum of one row as stored (little-endian floats): its XXH3-64. It guards each row a
+/// search reads against damage, not against tampering: `vectors.bin` as a whole is also in the
+/// manifest with its BLAKE3, which every sync and `verify` check.
 pub(crate) fn row_sum(row: &[f32]) -> u64 {
     #[cfg(target_endian = "little")]
     return bytes_sum(bytemuck::cast_slice(row));
@@ -90,10 +101,7 @@ pub(crate) fn row_sum(row: &[f32]) -> u64 {
 }
 
 fn bytes_sum(bytes: &[u8]) -> u64 {
-    let hash = blake3::hash(bytes);
-    let mut first = [0u8; 8];
-    first.copy_from_slice(&hash.as_bytes()[..8]);
-    u64::from_le_bytes(first)
+    xxhash_rust::xxh3::xxh3_64(bytes)
 }
 
 #[cfg(unix)]
