@@ -44,6 +44,26 @@ impl PartialEq for Worst {
 }
 impl Eq for Worst {}
 
+/// The best `k` candidates offered so far, in a heap whose top is the worst kept.
+struct TopK(BinaryHeap<Worst>, usize);
+
+impl TopK {
+    fn new(k: usize) -> TopK {
+        TopK(BinaryHeap::with_capacity(k + 1), k)
+    }
+
+    #[inline(always)]
+    fn offer(&mut self, cand: Worst) {
+        if self.0.len() < self.1 {
+            self.0.push(cand);
+        } else if let Some(mut worst) = self.0.peek_mut()
+            && cand < *worst
+        {
+            *worst = cand;
+        }
+    }
+}
+
 /// Best first; equal scores by ascending id.
 pub(crate) fn sort_hits(hits: &mut [(u64, f32)]) {
     hits.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
@@ -126,7 +146,7 @@ impl VectorIndex {
                     keep,
                     filter,
                 } = self;
-                let mut heap: BinaryHeap<Worst> = BinaryHeap::with_capacity(keep + 1);
+                let mut best = TopK::new(keep);
                 for slot in 0..index.nodes {
                     if !index.live[slot] || !filter.is_none_or(|f| f(index.ids[slot])) {
                         continue;
@@ -135,15 +155,12 @@ impl VectorIndex {
                         score: codes.score(simd, query, slot),
                         id: slot as u64,
                     };
-                    if heap.len() < keep {
-                        heap.push(cand);
-                    } else if let Some(mut worst) = heap.peek_mut()
-                        && cand < *worst
-                    {
-                        *worst = cand;
-                    }
+                    best.offer(cand);
                 }
-                heap.into_iter().map(|c| (c.id as usize, c.score)).collect()
+                best.0
+                    .into_iter()
+                    .map(|c| (c.id as usize, c.score))
+                    .collect()
             }
         }
         let mut hits = if self.nodes > 0 {
@@ -176,7 +193,7 @@ impl VectorIndex {
         filter: Option<IdFilter<'_>>,
         slots: std::ops::Range<usize>,
     ) -> Vec<(u64, f32)> {
-        let mut heap: BinaryHeap<Worst> = BinaryHeap::with_capacity(k + 1);
+        let mut best = TopK::new(k);
         let dim = self.dim;
         let mut consider = |id: u64, v: &[f32]| {
             if !filter.is_none_or(|f| f(id)) {
@@ -186,13 +203,7 @@ impl VectorIndex {
                 score: dot_with(simd, q, v),
                 id,
             };
-            if heap.len() < k {
-                heap.push(cand);
-            } else if let Some(mut worst) = heap.peek_mut()
-                && cand < *worst
-            {
-                *worst = cand;
-            }
+            best.offer(cand);
         };
         // Node slots come first, then pending ones, each from its own table.
         let split = slots.end.min(self.nodes).max(slots.start);
@@ -213,7 +224,7 @@ impl VectorIndex {
                 }
             }
         }
-        let mut hits: Vec<(u64, f32)> = heap.into_iter().map(|c| (c.id, c.score)).collect();
+        let mut hits: Vec<(u64, f32)> = best.0.into_iter().map(|c| (c.id, c.score)).collect();
         sort_hits(&mut hits);
         hits
     }

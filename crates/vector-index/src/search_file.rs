@@ -51,7 +51,7 @@ pub(crate) fn read_search(
     n: usize,
 ) -> Result<SearchFile, IndexError> {
     let bad = |reason: String| IndexError::corrupt(path, reason);
-    let (mut f, mut hasher) = open_sized(path, *size)?;
+    let (mut f, mut hasher) = (open_sized(path, *size)?, blake3::Hasher::new());
     let read_err = |e: std::io::Error| match e.kind() {
         std::io::ErrorKind::UnexpectedEof => bad("file ends early".into()),
         _ => IndexError::io(path, e),
@@ -162,7 +162,7 @@ pub(crate) fn read_vectors(
     if Some(*size) != (n as u64).checked_mul(4 * dim as u64) {
         return Err(bad(format!("manifest size {size} is not {n} rows")));
     }
-    let (mut f, mut hasher) = open_sized(path, *size)?;
+    let (mut f, mut hasher) = (open_sized(path, *size)?, blake3::Hasher::new());
     let mut vectors = VectorTable::zeroed(n * dim);
     read_hashed(&mut f, bytemuck::cast_slice_mut(&mut vectors), &mut hasher).map_err(
         |e| match e.kind() {
@@ -184,8 +184,8 @@ enum Loaded {
     Codes(Vec<i8>),
 }
 
-/// Opens `path`, checking its size against the manifest's.
-fn open_sized(path: &Path, size: u64) -> Result<(File, blake3::Hasher), IndexError> {
+/// Opens `path`, a file the manifest lists, checking that it holds `size` bytes.
+pub(crate) fn open_sized(path: &Path, size: u64) -> Result<File, IndexError> {
     let f = match File::open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -200,10 +200,10 @@ fn open_sized(path: &Path, size: u64) -> Result<(File, blake3::Hasher), IndexErr
     if actual != size {
         return Err(IndexError::corrupt(
             path,
-            format!("size {actual}, manifest says {size}"),
+            format!("size {actual}, expected {size}"),
         ));
     }
-    Ok((f, blake3::Hasher::new()))
+    Ok(f)
 }
 
 /// Fills `buf` from `f`, hashing on all cores (hashing a 1.7 GB table on one thread was a

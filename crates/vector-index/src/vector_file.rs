@@ -30,23 +30,10 @@ impl std::fmt::Debug for VectorFile {
 impl VectorFile {
     /// Opens `path`, which must hold `sums.len()` rows of `dim` floats.
     pub(crate) fn open(path: &Path, dim: usize, sums: Vec<u64>) -> Result<VectorFile, IndexError> {
-        let file = match File::open(path) {
-            Ok(file) => file,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Err(IndexError::corrupt(
-                    path,
-                    "file listed in manifest is missing",
-                ));
-            }
-            Err(e) => return Err(IndexError::io(path, e)),
-        };
-        let len = file.metadata().map_err(|e| IndexError::io(path, e))?.len();
-        if Some(len) != (sums.len() as u64).checked_mul(4 * dim as u64) {
-            return Err(IndexError::corrupt(
-                path,
-                format!("size {len} disagrees with search.bin"),
-            ));
-        }
+        let size = (sums.len() as u64)
+            .checked_mul(4 * dim as u64)
+            .ok_or_else(|| IndexError::corrupt(path, "too many rows"))?;
+        let file = crate::search_file::open_sized(path, size)?;
         Ok(VectorFile {
             path: path.to_path_buf(),
             file,
