@@ -348,6 +348,7 @@ impl VectorIndex {
         self.nodes = n;
         self.node_vectors = OnceLock::from(vectors);
         self.search_source = None;
+        self.vector_file = OnceLock::new();
         self.pending = VectorTable::new();
         self.base = None;
         self.graph = OnceLock::from(graph);
