@@ -19,7 +19,7 @@
 //! for hnsw_rs to parse (see `graph.rs`). One f32 copy of each vector is stored, not two.
 //!
 //! A process that only searches reads `search.bin` whole (the links and a byte per dimension,
-//! about a third of the f32 table's size) and `vectors.bin` only for the rows it rescores,
+//! about a quarter of the f32 table's size) and `vectors.bin` only for the rows it rescores,
 //! each checked against its checksum; writers that fold, compact or save read `vectors.bin`
 //! whole, verified against the manifest. Version 2 `search.bin` files (the f32 vectors inside,
 //! no `vectors.bin`) still load, their codes computed in memory.
@@ -161,7 +161,7 @@ pub(crate) fn save(index: &VectorIndex, dir: &Path) -> Result<SavedBase, IndexEr
     };
     let mut files: Vec<String> = Vec::new();
     if let Some(base) = &basename {
-        // The vectors are saved once, in `search.bin`: a reload writes this file back.
+        // The vectors are saved once, in `vectors.bin`: a reload writes this file back.
         let data = dir.join(format!("{base}.hnsw.data"));
         fs::remove_file(&data).map_err(|e| IndexError::io(&data, e))?;
         let name = format!("{base}.hnsw.graph");
@@ -590,7 +590,7 @@ impl GraphSource {
                 Err(format!("graph vector of dimension {}", v.len()))
             } else if v != &vectors[slot * dim..(slot + 1) * dim] {
                 Err(format!(
-                    "graph vector of slot {slot} differs from search.bin"
+                    "graph vector of slot {slot} differs from the saved vectors"
                 ))
             } else {
                 Ok(())
