@@ -569,7 +569,7 @@ impl VectorIndex {
     /// row that fails its checksum keeps its code score, with a warning: the search is still
     /// served, the next sync finds the damaged file and rebuilds the graph, and `verify`
     /// reports it.
-    pub(crate) fn rescore(&self, q: &[f32], candidates: &[(usize, f32)]) -> Vec<(u64, f32)> {
+    fn rescore(&self, q: &[f32], candidates: &[(usize, f32)]) -> Vec<(u64, f32)> {
         let dim = self.dim;
         let table = self.node_vectors.get();
         let file = self.vector_file.get();
@@ -690,11 +690,23 @@ impl VectorIndex {
         let flat = self.flat()?;
         let mut candidates = flat.search(self.codes()?, &QueryCodes::new(q), ef, &allowed);
         candidates.truncate(rescored(k));
-        let mut hits = self.rescore(q, &candidates);
+        self.top_hits(q, k, filter, &candidates)
+    }
+
+    /// The best `k` of code-ranked node `candidates`, rescored exactly, and the pending slots
+    /// passing `filter`, scored exactly: what the walk and the code scan both end with.
+    pub(crate) fn top_hits(
+        &self,
+        q: &[f32],
+        k: usize,
+        filter: Option<IdFilter<'_>>,
+        candidates: &[(usize, f32)],
+    ) -> Result<Vec<(u64, f32)>, IndexError> {
+        let mut hits = self.rescore(q, candidates);
         if self.nodes < self.ids.len() {
             hits.extend(self.scan_slots(q, k, filter, self.nodes..self.ids.len())?);
         }
-        // Slot order broke ties inside the walk; break them by id like the exact scan does.
+        // Slot order broke ties among candidates; break them by id like the exact scan does.
         sort_hits(&mut hits);
         hits.truncate(k);
         Ok(hits)

@@ -37,10 +37,10 @@
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{BufWriter, Read, Write};
-
-use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
+
+use rayon::prelude::*;
 
 use crate::graph::Graph;
 use crate::params::{MAX_DIM, validate_dim};
@@ -193,10 +193,7 @@ pub(crate) fn save(index: &VectorIndex, dir: &Path) -> Result<SavedBase, IndexEr
     let dim = index.dim;
     let sums: Vec<u8> = vectors
         .par_chunks_exact(dim)
-        .map(row_sum)
-        .collect::<Vec<u64>>()
-        .into_iter()
-        .flat_map(u64::to_le_bytes)
+        .flat_map_iter(|row| row_sum(row).to_le_bytes())
         .collect();
     let codes = index.codes()?;
     let scales: Vec<u8> = codes
@@ -531,11 +528,11 @@ pub(crate) fn verify_file(dir: &Path, (name, size, hash): &FileEntry) -> Result<
     check_entry(&path, actual_size, actual_hash, *size, hash)
 }
 
-fn missing(path: &Path) -> IndexError {
+pub(crate) fn missing(path: &Path) -> IndexError {
     IndexError::corrupt(path, "file listed in manifest is missing")
 }
 
-fn check_entry(
+pub(crate) fn check_entry(
     path: &Path,
     actual_size: u64,
     actual_hash: blake3::Hash,

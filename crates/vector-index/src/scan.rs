@@ -163,24 +163,18 @@ impl VectorIndex {
                     .collect()
             }
         }
-        let mut hits = if self.nodes > 0 {
-            let candidates = arch().dispatch(CodeScan {
+        let candidates = if self.nodes > 0 {
+            arch().dispatch(CodeScan {
                 index: self,
                 codes: self.codes()?,
                 query: &QueryCodes::new(q),
                 keep: rescored(k),
                 filter,
-            });
-            self.rescore(q, &candidates)
+            })
         } else {
             Vec::new()
         };
-        if self.nodes < self.ids.len() {
-            hits.extend(self.scan_slots(q, k, filter, self.nodes..self.ids.len())?);
-        }
-        sort_hits(&mut hits);
-        hits.truncate(k);
-        Ok(hits)
+        self.top_hits(q, k, filter, &candidates)
     }
 
     #[inline(always)]

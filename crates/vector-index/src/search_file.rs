@@ -11,7 +11,7 @@ use std::path::Path;
 
 use crate::IndexError;
 use crate::codes::CodeTable;
-use crate::persist::FileEntry;
+use crate::persist::{FileEntry, check_entry, missing};
 use crate::table::VectorTable;
 use crate::vector_file::VectorFile;
 use crate::walk::FlatGraph;
@@ -188,12 +188,7 @@ enum Loaded {
 pub(crate) fn open_sized(path: &Path, size: u64) -> Result<File, IndexError> {
     let f = match File::open(path) {
         Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(IndexError::corrupt(
-                path,
-                "file listed in manifest is missing",
-            ));
-        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(missing(path)),
         Err(e) => return Err(IndexError::io(path, e)),
     };
     let actual = f.metadata().map_err(|e| IndexError::io(path, e))?.len();
@@ -231,8 +226,5 @@ fn finish(
             format!("longer than the manifest's {size} bytes"),
         ));
     }
-    if hasher.finalize().to_hex().as_str() != hash {
-        return Err(IndexError::corrupt(path, "checksum mismatch"));
-    }
-    Ok(())
+    check_entry(path, size, hasher.finalize(), size, hash)
 }
