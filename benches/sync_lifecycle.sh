@@ -339,9 +339,15 @@ EOF
     record system='"rag-index-facts"' step='"scale-query"' files="$files" wall_ms=$(((t1 - t0) / 1000000)) \
         rss_kb="$(awk -F': ' '/Maximum resident set size/ {print $2}' "$work/timev.txt")" load="$(load1)"
     du_of() { du -sbc "$@" 2>/dev/null | tail -1 | cut -f1; }
+    # Distinct vectors: the generated files repeat corpus sections, and the store keeps one
+    # vector per distinct text, so its bytes per chunk are far below a real corpus's.
+    local vectors
+    vectors="$("$bin" --model-dir "$model" stats --index "$big_index" --json 2>/dev/null |
+        python3 -c 'import json, sys; print(json.load(sys.stdin).get("vectors", 0))' || echo 0)"
     record system='"rag-index-facts"' step='"scale-size"' files="$files" \
         index_bytes="$(du_of "$big_index")" store_bytes="$(du_of "$big_index/index.redb")" \
-        graph_bytes="$(du_of "$big_index"/graph-*)" lexical_bytes="$(du_of "$big_index/lexical")"
+        graph_bytes="$(du_of "$big_index"/graph-*)" lexical_bytes="$(du_of "$big_index/lexical")" \
+        vectors="$vectors"
     # The folder and index of one size are not needed by the next.
     [ "$keep" = 1 ] || rm -rf "$big" "$big_index"
 }
@@ -459,7 +465,10 @@ for n in sizes:
     parts = ", ".join(f"{name} {size.get(key, 0) / live:,.0f}" for name, key in
                       [("store", "store_bytes"), ("graph", "graph_bytes"), ("lexical", "lexical_bytes")])
     print(f"\nIndex size on disk: {size.get('index_bytes', 0) / 2**20:.0f} MiB, "
-          f"{size.get('index_bytes', 0) / live:,.0f} bytes per chunk ({parts}).")
+          f"{size.get('index_bytes', 0) / live:,.0f} bytes per chunk ({parts}); "
+          f"{size.get('vectors', 0):,} distinct vectors in the store for {live:,} chunks "
+          f"(the generated files repeat corpus sections; a real corpus stores ~one 1,536-byte "
+          f"vector per chunk).")
 if len(sizes) > 1:
     med = lambda xs: statistics.median(xs) if xs else 0
     print("\n## How the costs grow\n")
