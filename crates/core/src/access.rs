@@ -15,6 +15,7 @@ use std::path::Path;
 use globset::{Glob, GlobMatcher};
 use serde_json::{Map, Value};
 
+use crate::folder_file::{FolderReadError, read_folder_file};
 use crate::{Error, Result};
 
 /// The metadata key that holds a chunk's required labels, and the front-matter field read.
@@ -272,15 +273,15 @@ impl AccessRules {
             path: path.clone(),
             reason,
         };
-        match std::fs::metadata(&path) {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(AccessRules::default()),
-            Err(e) => return Err(problem(e.to_string())),
-            Ok(meta) if meta.len() > MAX_RULES_BYTES => {
-                return Err(problem(format!("larger than {MAX_RULES_BYTES} bytes")));
+        let bytes = match read_folder_file(&path, MAX_RULES_BYTES) {
+            Ok(read) => read.bytes,
+            // A link to a missing file was meant to hold rules: not the same as no file.
+            Err(FolderReadError::NotFound) if std::fs::symlink_metadata(&path).is_ok() => {
+                return Err(problem("a link to a file that does not exist".into()));
             }
-            Ok(_) => {}
-        }
-        let bytes = std::fs::read(&path).map_err(|e| problem(e.to_string()))?;
+            Err(FolderReadError::NotFound) => return Ok(AccessRules::default()),
+            Err(e) => return Err(problem(e.to_string())),
+        };
         let text = String::from_utf8(bytes).map_err(|_| problem("not UTF-8".into()))?;
         AccessRules::parse(&text).map_err(problem)
     }

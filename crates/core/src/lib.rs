@@ -41,6 +41,7 @@ mod error;
 pub mod eval;
 mod expand;
 mod filter;
+mod folder_file;
 mod fusion;
 mod health;
 mod index_dir;

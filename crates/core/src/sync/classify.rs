@@ -5,6 +5,7 @@ use std::time::UNIX_EPOCH;
 
 use rag_store::FileRecord;
 
+use crate::folder_file::{FolderReadError, io_reason, read_folder_file};
 use crate::walk::FoundFile;
 use crate::{Error, RagIndex};
 
@@ -64,13 +65,6 @@ pub(crate) enum Outcome {
     NoChunker(Error),
 }
 
-fn io_reason(e: &std::io::Error) -> String {
-    match e.kind() {
-        std::io::ErrorKind::PermissionDenied => format!("permission denied ({e})"),
-        _ => e.to_string(),
-    }
-}
-
 impl RagIndex {
     /// Decides what to do with one file. Never fails: problems become [`Outcome::Failed`].
     /// `labels` are what the permission rules give it; `relabel` says they differ from those
@@ -115,20 +109,22 @@ impl RagIndex {
         {
             return Outcome::Unchanged;
         }
-        if before.size > self.config.max_file_bytes {
-            return Outcome::Failed(format!(
-                "file is too large ({} bytes; the limit is {} bytes)",
-                before.size, self.config.max_file_bytes
-            ));
-        }
-        let bytes = match std::fs::read(&file.abs) {
-            Ok(bytes) => bytes,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Outcome::Vanished,
-            Err(e) => return Outcome::Failed(io_reason(&e)),
+        // Bounded, and only a regular file: the name may be a pipe or a device by now.
+        let read = match read_folder_file(&file.abs, self.config.max_file_bytes) {
+            Ok(read) => read,
+            Err(FolderReadError::NotFound) => return Outcome::Vanished,
+            Err(e) => return Outcome::Failed(e.to_string()),
         };
-        // A file rewritten while we read it may be half old, half new: leave it for next time.
+        let bytes = read.bytes;
+        // A file replaced before we opened it, or rewritten while we read it, may be half old,
+        // half new: leave it for next time. The handle says what was read, the name what is
+        // there now.
+        let same_as_before = |meta: &std::fs::Metadata| Stat::of(meta) == before;
         match std::fs::metadata(&file.abs) {
-            Ok(meta) if Stat::of(&meta) == before && bytes.len() as u64 == before.size => {}
+            Ok(meta)
+                if same_as_before(&read.meta)
+                    && same_as_before(&meta)
+                    && bytes.len() as u64 == before.size => {}
             Ok(_) => {
                 return Outcome::Failed(
                     "file changed while it was being read; it will be retried on the next sync"
