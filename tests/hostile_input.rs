@@ -614,3 +614,84 @@ fn links_nul_bytes_nested_indexes_and_unbounded_inputs() {
     assert_eq!(code, 2);
     assert!(stderr.contains("no evidence"), "{stderr}");
 }
+
+/// `rag-index args` that must finish within `limit`: killed and failed otherwise, so a hang
+/// is a test failure, not a stuck run. Returns the exit code, stdout and stderr.
+fn run_within(args: &[&str], limit: Duration) -> (i32, String, String) {
+    let mut child = rag_index()
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > limit {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("rag-index {args:?} still running after {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let code = out.status.code().expect("exited");
+    assert_ne!(code, 101, "rag-index {args:?} panicked: {stderr}");
+    (
+        code,
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr,
+    )
+}
+
+#[test]
+fn pipes_and_endless_devices_in_the_folder_neither_hang_nor_drop_chunks() {
+    let work = tempfile::tempdir().unwrap();
+    let docs = small_docs(work.path());
+    copy_corpus_files(&docs.join("sub"), &["deprecation/features.md"]);
+    let index = work.path().join("idx");
+    let sync_args = ["sync", s(&docs), "--index", s(&index), "--json"];
+    let limit = Duration::from_secs(300);
+    let (code, _, stderr) = run_within(&sync_args, limit);
+    assert_eq!(code, 0, "{stderr}");
+    let before = texts(&index);
+    assert!(before.iter().any(|(p, _)| p.starts_with("sub/")));
+
+    // An ignore file that is a named pipe: the walker would block opening it. Its folder is
+    // left unwalked, reported, and its chunks stay.
+    let fifo = docs.join("sub/.gitignore");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let (code, stdout, stderr) = run_within(&sync_args, limit);
+    let report: Value = serde_json::from_str(&stdout).unwrap_or_else(|_| panic!("{stderr}"));
+    assert_eq!(code, 1, "a folder not walked is a failure: {report}");
+    assert_eq!(report["files"]["removed"], 0, "{report}");
+    assert!(
+        report["errors"].to_string().contains("sub/.gitignore"),
+        "{report}"
+    );
+    assert_eq!(texts(&index), before);
+    std::fs::remove_file(&fifo).unwrap();
+
+    // Permission rules behind a link to a device that never ends: refused by name before a
+    // byte is read, and nothing indexed changes.
+    std::os::unix::fs::symlink("/dev/zero", docs.join(".ragaccess")).unwrap();
+    let (code, _, stderr) = run_within(&sync_args, limit);
+    assert_ne!(code, 0, "{stderr}");
+    assert!(stderr.contains(".ragaccess"), "{stderr}");
+    assert!(stderr.contains("not a regular file"), "{stderr}");
+    assert_eq!(texts(&index), before);
+
+    // A link to nothing is not "no rules": rules were meant to be there.
+    std::fs::remove_file(docs.join(".ragaccess")).unwrap();
+    std::os::unix::fs::symlink("missing-rules", docs.join(".ragaccess")).unwrap();
+    let (code, _, stderr) = run_within(&sync_args, limit);
+    assert_ne!(code, 0, "{stderr}");
+    assert!(stderr.contains("does not exist"), "{stderr}");
+    assert_eq!(texts(&index), before);
+}

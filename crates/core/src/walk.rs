@@ -3,6 +3,7 @@
 //! folder (as ripgrep, unless asked to follow every link).
 
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 /// Extensions the chunker reads directly (lower-case); every other indexed format is converted
 /// to Markdown first by `rag-formats`.
@@ -74,6 +75,50 @@ pub fn relative_key(root: &Path, path: &Path) -> Option<String> {
     Some(parts.join("/"))
 }
 
+/// Ignore files the walker reads (its `.git/info/exclude` and global files are off).
+const IGNORE_FILE_NAMES: &[&str] = &[".gitignore", ".ignore", RAGIGNORE];
+
+/// Ignore files larger than this are not read: real ones are a few kilobytes.
+const MAX_IGNORE_FILE_BYTES: u64 = 1 << 20;
+
+/// The first ignore file in `dir` the walker must not read, with why. The walker opens and
+/// reads them whole with no bound: a named pipe there would block the sync forever, a link to
+/// `/dev/zero` would never end. A directory of that name is harmless (its read just fails).
+fn unsafe_ignore_file(dir: &Path) -> Option<(PathBuf, String)> {
+    IGNORE_FILE_NAMES.iter().find_map(|name| {
+        let path = dir.join(name);
+        let meta = std::fs::metadata(&path).ok()?;
+        if !meta.is_file() && !meta.is_dir() {
+            Some((path, "not a regular file".to_string()))
+        } else if meta.is_file() && meta.len() > MAX_IGNORE_FILE_BYTES {
+            let reason = format!(
+                "too large for an ignore file ({} bytes; the limit is {MAX_IGNORE_FILE_BYTES})",
+                meta.len()
+            );
+            Some((path, reason))
+        } else {
+            None
+        }
+    })
+}
+
+/// The problem for a folder that is not walked because of its ignore file: its files may
+/// exist, so their indexed chunks stay.
+fn unwalked_folder(root: &Path, dir: &Path, ignore_file: &Path, reason: &str) -> WalkProblem {
+    let rel = relative_key(root, dir).unwrap_or_else(|| dir.to_string_lossy().into_owned());
+    let shown = if rel.is_empty() {
+        "the folder"
+    } else {
+        rel.as_str()
+    };
+    WalkProblem {
+        rel: relative_key(root, ignore_file)
+            .unwrap_or_else(|| ignore_file.to_string_lossy().into_owned()),
+        error: format!("{reason}; {shown} is not walked and its indexed files are kept"),
+        unlisted: Some(rel),
+    }
+}
+
 /// Whether `path` is (or links to) a regular file; unreadable or unknown paths count as not.
 fn is_plain_file(path: &Path) -> bool {
     std::fs::metadata(path).is_ok_and(|m| m.is_file())
@@ -110,6 +155,16 @@ pub fn walk_with(
         .clone()
         .unwrap_or_else(default_extensions);
     let canonical_root = root.canonicalize().unwrap_or_else(|_| root.to_owned());
+    if let Some((ignore_file, reason)) = unsafe_ignore_file(root) {
+        return (
+            Vec::new(),
+            vec![unwalked_folder(root, root, &ignore_file, &reason)],
+        );
+    }
+    // Problems found by the entry filter, which runs inside the walker.
+    let refused = Arc::new(Mutex::new(Vec::new()));
+    let refused_by_filter = Arc::clone(&refused);
+    let filter_root = root.to_owned();
     let mut builder = ignore::WalkBuilder::new(root);
     builder
         .hidden(true)
@@ -139,10 +194,24 @@ pub fn walk_with(
                 Err(_) => {}
             }
         }
-        // Cheap check first: only directories can contain the index.
-        !(exclude.is_some()
-            && entry.file_type().is_some_and(|t| t.is_dir())
-            && entry.path().canonicalize().ok() == exclude)
+        if !entry.file_type().is_some_and(|t| t.is_dir()) {
+            return true;
+        }
+        if exclude.is_some() && entry.path().canonicalize().ok() == exclude {
+            return false;
+        }
+        // Checked here, before the walker enters the folder and reads its ignore files.
+        match unsafe_ignore_file(entry.path()) {
+            Some((ignore_file, reason)) => {
+                let problem = unwalked_folder(&filter_root, entry.path(), &ignore_file, &reason);
+                refused_by_filter
+                    .lock()
+                    .unwrap_or_else(|poisoned| poisoned.into_inner())
+                    .push(problem);
+                false
+            }
+            None => true,
+        }
     });
     let mut files = Vec::new();
     let mut problems = Vec::new();
@@ -186,6 +255,11 @@ pub fn walk_with(
             }
         }
     }
+    problems.append(
+        &mut refused
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()),
+    );
     // Sorted once at the end, in path order, rather than by the walker: it sorts each folder
     // by comparing paths component by component, a tenth of a no-op sync at 200,000 files.
     files.sort_by_cached_key(|f| path_order_key(&f.rel));
@@ -302,5 +376,77 @@ mod tests {
                 "sub/a.md"
             ]
         );
+    }
+
+    /// Walks on its own thread: a walk that blocks fails the test instead of hanging it.
+    fn walk_within(root: &Path) -> (Vec<FoundFile>, Vec<WalkProblem>) {
+        let (sender, receiver) = std::sync::mpsc::channel();
+        let root = root.to_owned();
+        std::thread::spawn(move || {
+            let _ = sender.send(walk(&root, None));
+        });
+        receiver
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .expect("the walk must not block on an ignore file")
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn ignore_files_that_are_pipes_devices_or_huge_fence_off_their_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        for rel in [
+            "a.md",
+            "piped/b.md",
+            "endless/c.md",
+            "huge/d.md",
+            "fine/e.md",
+        ] {
+            let path = root.join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, "text").unwrap();
+        }
+        let made = std::process::Command::new("mkfifo")
+            .arg(root.join("piped/.gitignore"))
+            .status()
+            .unwrap();
+        assert!(made.success());
+        std::os::unix::fs::symlink("/dev/zero", root.join("endless").join(RAGIGNORE)).unwrap();
+        std::fs::write(
+            root.join("huge/.ignore"),
+            "x\n".repeat(MAX_IGNORE_FILE_BYTES as usize),
+        )
+        .unwrap();
+        std::fs::write(root.join("fine/.gitignore"), "nothing-here.md\n").unwrap();
+
+        let (files, problems) = walk_within(root);
+        let rels: Vec<_> = files.iter().map(|f| f.rel.as_str()).collect();
+        assert_eq!(rels, ["a.md", "fine/e.md"]);
+        let fenced: Vec<_> = problems
+            .iter()
+            .map(|p| (p.rel.as_str(), p.unlisted.as_deref()))
+            .collect();
+        assert_eq!(
+            fenced,
+            [
+                ("endless/.ragignore", Some("endless")),
+                ("huge/.ignore", Some("huge")),
+                ("piped/.gitignore", Some("piped")),
+            ]
+        );
+        assert!(
+            problems[0].error.contains("not a regular file"),
+            "{problems:?}"
+        );
+        assert!(problems[1].error.contains("too large"), "{problems:?}");
+
+        // At the root nothing is walked, and every indexed file is kept.
+        std::os::unix::fs::symlink("/dev/zero", root.join(".gitignore")).unwrap();
+        let (files, problems) = walk_within(root);
+        assert!(files.is_empty());
+        assert_eq!(problems.len(), 1);
+        assert_eq!(problems[0].rel, ".gitignore");
+        assert_eq!(problems[0].unlisted.as_deref(), Some(""));
+        assert!(problems[0].error.contains("the folder is not walked"));
     }
 }
