@@ -325,3 +325,73 @@ fn converted_files_sync_like_markdown_and_corrupt_ones_are_named() {
 fn by_path_count(index: &Path, path: &str) -> usize {
     dump(index).iter().filter(|c| c["path"] == path).count()
 }
+
+/// UTF-16 code units of `text` with a byte order mark, little- or big-endian.
+fn utf16_file(text: &str, big_endian: bool) -> Vec<u8> {
+    let mut bytes = if big_endian {
+        vec![0xFE, 0xFF]
+    } else {
+        vec![0xFF, 0xFE]
+    };
+    for unit in text.encode_utf16() {
+        if big_endian {
+            bytes.extend_from_slice(&unit.to_be_bytes());
+        } else {
+            bytes.extend_from_slice(&unit.to_le_bytes());
+        }
+    }
+    bytes
+}
+
+fn decode_utf16(bytes: &[u8], big_endian: bool) -> String {
+    let units = bytes.chunks_exact(2).map(|p| {
+        if big_endian {
+            u16::from_be_bytes([p[0], p[1]])
+        } else {
+            u16::from_le_bytes([p[0], p[1]])
+        }
+    });
+    char::decode_utf16(units).map(Result::unwrap).collect()
+}
+
+#[test]
+fn utf16_with_a_byte_order_mark_reads_like_its_utf8_twin() {
+    let work = tempfile::tempdir().unwrap();
+    // A real page with non-ASCII text (dashes, arrows), so offsets differ by more than a factor.
+    let original = std::fs::read_to_string(corpus_dir().join("expose/docker/advanced.md")).unwrap();
+    assert!(!original.is_ascii());
+    let utf8_path = work.path().join("advanced.md");
+    std::fs::write(&utf8_path, &original).unwrap();
+    let utf8_chunks = chunks_of(&utf8_path);
+    assert!(utf8_chunks.len() > 3, "{}", utf8_chunks.len());
+    let range = |c: &Value| {
+        let r = &c["byte_range"];
+        r[0].as_u64().unwrap() as usize..r[1].as_u64().unwrap() as usize
+    };
+    for big_endian in [false, true] {
+        let path = work.path().join(format!("advanced-{big_endian}.md"));
+        let bytes = utf16_file(&original, big_endian);
+        std::fs::write(&path, &bytes).unwrap();
+        let chunks = chunks_of(&path);
+        assert_eq!(chunks.len(), utf8_chunks.len());
+        for (wide, narrow) in chunks.iter().zip(&utf8_chunks) {
+            assert_eq!(wide["text"], narrow["text"]);
+            // Byte ranges point into the UTF-16 file, at the same source text.
+            assert_eq!(
+                decode_utf16(&bytes[range(wide)], big_endian),
+                original[range(narrow)]
+            );
+        }
+    }
+
+    // Without a mark the encoding would be a guess: refused, and said to be UTF-16.
+    let unmarked = work.path().join("unmarked.md");
+    std::fs::write(&unmarked, &utf16_file(&original, false)[2..]).unwrap();
+    let out = run(&["chunks", "--json", s(&unmarked)]);
+    assert_ne!(out.status.code(), Some(0));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("unmarked.md: UTF-16 text without a byte order mark"),
+        "{stderr}"
+    );
+}

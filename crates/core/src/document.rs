@@ -7,6 +7,8 @@ use rag_chunker::{Chunker, Document};
 use rag_formats::{Converted, Format};
 use serde_json::Value;
 
+use crate::text_encoding::FileText;
+
 /// Chunks one file of the folder (`rel`: its `/`-separated path). The error is a reason for
 /// the user, the file being named by the caller.
 pub fn chunk_file(chunker: &Chunker, rel: &str, bytes: &[u8]) -> Result<Document, String> {
@@ -17,14 +19,26 @@ pub fn chunk_file(chunker: &Chunker, rel: &str, bytes: &[u8]) -> Result<Document
 }
 
 fn chunk_text(chunker: &Chunker, rel: &str, bytes: &[u8]) -> Result<Document, String> {
-    if let Some(at) = bytes.iter().position(|&b| b == 0) {
-        return Err(format!(
-            "binary file (NUL byte at offset {at}); not indexed"
-        ));
+    let file_text = FileText::decode(bytes)?;
+    let mut doc = chunker
+        .chunk(rel, &file_text.text)
+        .map_err(|e| e.to_string())?;
+    if file_text.was_decoded() {
+        // Provenance points into the file, as for every other format.
+        let mut offsets: Vec<usize> = doc
+            .chunks
+            .iter()
+            .flat_map(|c| [c.byte_range.start, c.byte_range.end])
+            .collect();
+        offsets.sort_unstable();
+        offsets.dedup();
+        let mapped = file_text.file_offsets(&offsets);
+        let in_file = |o: usize| offsets.binary_search(&o).map_or(o, |i| mapped[i]);
+        for chunk in &mut doc.chunks {
+            chunk.byte_range = in_file(chunk.byte_range.start)..in_file(chunk.byte_range.end);
+        }
     }
-    let text = std::str::from_utf8(bytes)
-        .map_err(|e| format!("invalid UTF-8 at byte {}; not indexed", e.valid_up_to()))?;
-    chunker.chunk(rel, text).map_err(|e| e.to_string())
+    Ok(doc)
 }
 
 fn chunk_converted(

@@ -56,6 +56,7 @@ mod searcher;
 mod section;
 mod source;
 mod sync;
+mod text_encoding;
 mod verify;
 pub mod walk;
 
