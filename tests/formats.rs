@@ -395,3 +395,63 @@ fn utf16_with_a_byte_order_mark_reads_like_its_utf8_twin() {
         "{stderr}"
     );
 }
+
+#[test]
+fn html_in_a_declared_legacy_encoding_reads_like_its_utf8_original() {
+    let work = tempfile::tempdir().unwrap();
+    let original_path = shared("python-docs/docs/tutorial/errors.html");
+    let original = std::fs::read_to_string(&original_path).unwrap();
+    // Curly quotes, dashes and an ellipsis: all in windows-1252, each 3 bytes in UTF-8 and 1 there.
+    assert!(original.chars().filter(|c| !c.is_ascii()).count() > 20);
+    let utf8_chunks = chunks_of(&original_path);
+    assert!(utf8_chunks.len() > 5);
+    let range = |c: &Value| {
+        let r = &c["byte_range"];
+        r[0].as_u64().unwrap() as usize..r[1].as_u64().unwrap() as usize
+    };
+
+    // The same page saved as Latin-1 by an older generator: the declaration is the only hint.
+    // `latin1 ` is as long as `"utf-8"`, so the decoded text lines up with the original's.
+    let declared = original.replacen("charset=\"utf-8\"", "charset=latin1 ", 1);
+    assert_eq!(declared.len(), original.len());
+    let (latin1, _, unmappable) = encoding_rs::WINDOWS_1252.encode(&declared);
+    assert!(!unmappable);
+    let latin1_path = work.path().join("errors-latin1.html");
+    std::fs::write(&latin1_path, &latin1).unwrap();
+
+    // And as UTF-16 with a byte order mark, which outranks the page's own declaration.
+    let mut utf16 = vec![0xFF, 0xFE];
+    utf16.extend(original.encode_utf16().flat_map(u16::to_le_bytes));
+    let utf16_path = work.path().join("errors-utf16.html");
+    std::fs::write(&utf16_path, &utf16).unwrap();
+
+    for (path, bytes, encoding) in [
+        (&latin1_path, &latin1[..], encoding_rs::WINDOWS_1252),
+        (&utf16_path, &utf16[..], encoding_rs::UTF_16LE),
+    ] {
+        let out = run(&["chunks", "--json", s(path)]);
+        assert_eq!(out.status.code(), Some(0));
+        // Exact offsets: no "approximate" warning.
+        assert!(
+            out.stderr.is_empty(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let chunks = json_lines(&String::from_utf8_lossy(&out.stdout));
+        assert_eq!(chunks.len(), utf8_chunks.len(), "{}", path.display());
+        for (decoded, plain) in chunks.iter().zip(&utf8_chunks) {
+            assert_eq!(decoded["text"], plain["text"]);
+            // Byte ranges point into this file, at the original's source text.
+            let body = if encoding == encoding_rs::UTF_16LE {
+                &bytes[2..]
+            } else {
+                bytes
+            };
+            let shift = bytes.len() - body.len();
+            let r = range(decoded);
+            let (slice, _) =
+                encoding.decode_without_bom_handling(&body[r.start - shift..r.end - shift]);
+            assert_eq!(slice, original[range(plain)]);
+        }
+    }
+}

@@ -10,6 +10,7 @@ use scraper::{ElementRef, Html, Node, Selector, node::Element};
 
 use crate::builder::{MarkdownBuilder, escape_cell, starts_like_block};
 use crate::convert::{Converted, FormatError, check_size, decode_text};
+use crate::html_charset;
 use crate::html_locate::Locator;
 
 /// Deeper elements are read as plain text (keeps the walk's recursion bounded).
@@ -19,8 +20,21 @@ const MAX_COLUMNS: usize = 64;
 
 pub(crate) fn convert(bytes: &[u8]) -> Result<Converted, FormatError> {
     check_size(bytes)?;
-    let text = decode_text("html", bytes)?;
-    let lossy = matches!(text, std::borrow::Cow::Owned(_));
+    let declared = html_charset::decode_declared(bytes);
+    let text = match &declared {
+        Some(page) if page.text.contains('\0') => {
+            return Err(FormatError::Invalid {
+                format: "html",
+                reason: format!(
+                    "NUL characters in {} text: binary data",
+                    page.encoding.name()
+                ),
+            });
+        }
+        Some(page) => page.text.clone(),
+        None => decode_text("html", bytes)?,
+    };
+    let lossy = declared.is_none() && matches!(text, std::borrow::Cow::Owned(_));
     let doc = Html::parse_document(&text);
     let title = select_first(&doc, "title").map(|t| collapse(&t.text().collect::<String>()));
     let title = title.filter(|t| !t.is_empty());
@@ -43,6 +57,9 @@ pub(crate) fn convert(bytes: &[u8]) -> Result<Converted, FormatError> {
     w.emit_terms();
     let exhausted = w.loc.exhausted();
     let mut out = w.b.into_converted("html", title);
+    if let Some(page) = &declared {
+        map_spans_to_file(page, bytes, &mut out);
+    }
     if lossy {
         out.warnings
             .push("invalid UTF-8 bytes were replaced; source offsets are approximate".into());
@@ -52,6 +69,23 @@ pub(crate) fn convert(bytes: &[u8]) -> Result<Converted, FormatError> {
             .push("source offsets were given up part way (text not found)".into());
     }
     Ok(out)
+}
+
+/// Source ranges of a decoded page count bytes of its UTF-8 text: map them to the file's.
+fn map_spans_to_file(page: &html_charset::DecodedPage, bytes: &[u8], out: &mut Converted) {
+    let ranges: Vec<Range<usize>> = out.spans.iter().filter_map(|s| s.source.clone()).collect();
+    match page.file_ranges(bytes, &ranges) {
+        Some(mapped) => {
+            let sources = out.spans.iter_mut().filter_map(|s| s.source.as_mut());
+            for (source, range) in sources.zip(mapped) {
+                *source = range;
+            }
+        }
+        None => out.warnings.push(format!(
+            "decoded from {}; source offsets are approximate",
+            page.encoding.name()
+        )),
+    }
 }
 
 fn select_first<'a>(doc: &'a Html, css: &str) -> Option<ElementRef<'a>> {

@@ -36,6 +36,7 @@ mod docx;
 mod docx_body;
 mod format;
 mod html;
+mod html_charset;
 mod html_locate;
 mod pdf;
 

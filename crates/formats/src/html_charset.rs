@@ -1,0 +1,220 @@
+//! An HTML page's encoding, decided as a browser decides it before parsing: a byte order mark,
+//! else a `<meta charset>` (or `http-equiv="Content-Type"`) in the first 1024 bytes, else UTF-8.
+//! Older manuals and generated API docs are often Latin-1 (windows-1252) or Shift_JIS: read as
+//! UTF-8, their accented letters became U+FFFD or the page was refused as not text.
+//!
+//! `encoding_rs` (Firefox's decoder, already in the tree) maps labels and decodes; the prescan
+//! here is the simple part of the WHATWG algorithm (no comment or attribute-order subtleties),
+//! which real pages meet. Offsets in the decoded text are mapped back to the file by encoding
+//! it again, so source ranges stay exact when the page re-encodes to its own bytes.
+
+use std::borrow::Cow;
+use std::ops::Range;
+
+use encoding_rs::{Encoding, UTF_8, UTF_16BE, UTF_16LE};
+
+/// How far into the page a `<meta>` declaration is looked for (the WHATWG prescan's bound).
+const PRESCAN_BYTES: usize = 1024;
+
+/// A page decoded from an encoding other than UTF-8.
+pub(crate) struct DecodedPage<'a> {
+    pub text: Cow<'a, str>,
+    pub encoding: &'static Encoding,
+    /// Bytes of the byte order mark, before the text.
+    bom: usize,
+    /// Malformed sequences were replaced with U+FFFD.
+    pub had_errors: bool,
+}
+
+/// The page decoded, when its bytes say it is not UTF-8; `None`: decode it as UTF-8.
+pub(crate) fn decode_declared(bytes: &[u8]) -> Option<DecodedPage<'_>> {
+    let (encoding, bom) = match Encoding::for_bom(bytes) {
+        Some((encoding, bom)) => (encoding, bom),
+        // A meta naming UTF-16 is read as UTF-8: a page whose meta can be read is not UTF-16.
+        None => match declared(&bytes[..bytes.len().min(PRESCAN_BYTES)]) {
+            Some(e) if e == UTF_16LE || e == UTF_16BE => (UTF_8, 0),
+            Some(e) => (e, 0),
+            None => (UTF_8, 0),
+        },
+    };
+    if encoding == UTF_8 {
+        return None;
+    }
+    let (text, had_errors) = encoding.decode_without_bom_handling(&bytes[bom..]);
+    Some(DecodedPage {
+        text,
+        encoding,
+        bom,
+        had_errors,
+    })
+}
+
+impl DecodedPage<'_> {
+    /// Maps ranges in the text (on character boundaries) to ranges in the file, or `None` when
+    /// the text does not encode back to the file's bytes (malformed input, or an encoder that
+    /// writes other bytes than the page's), so offsets cannot be trusted.
+    pub(crate) fn file_ranges(
+        &self,
+        bytes: &[u8],
+        ranges: &[Range<usize>],
+    ) -> Option<Vec<Range<usize>>> {
+        if self.had_errors {
+            return None;
+        }
+        let mut offsets: Vec<usize> = ranges.iter().flat_map(|r| [r.start, r.end]).collect();
+        offsets.sort_unstable();
+        offsets.dedup();
+        let mapped = self.file_offsets(&offsets, bytes.len() - self.bom)?;
+        let at = |o: usize| offsets.binary_search(&o).ok().map(|i| mapped[i]);
+        ranges
+            .iter()
+            .map(|r| Some(at(r.start)?..at(r.end)?))
+            .collect()
+    }
+
+    /// File offsets of the sorted text `offsets`, by encoding the text again character by
+    /// character; `None` unless that gives exactly `body_len` bytes.
+    fn file_offsets(&self, offsets: &[usize], body_len: usize) -> Option<Vec<usize>> {
+        let utf16 = self.encoding == UTF_16LE || self.encoding == UTF_16BE;
+        if !utf16 && self.encoding.output_encoding() != self.encoding {
+            return None;
+        }
+        let mut encoder = self.encoding.new_encoder();
+        let mut out = Vec::with_capacity(offsets.len());
+        let mut wanted = offsets.iter().peekable();
+        let mut written = 0;
+        let mut buffer = [0u8; 16];
+        let mut utf8 = [0u8; 4];
+        for (at, c) in self.text.char_indices() {
+            while wanted.next_if(|&&o| o <= at).is_some() {
+                out.push(self.bom + written);
+            }
+            if utf16 {
+                written += 2 * c.len_utf16();
+                continue;
+            }
+            let (result, _, n, replaced) =
+                encoder.encode_from_utf8(c.encode_utf8(&mut utf8), &mut buffer, false);
+            if replaced || result != encoding_rs::CoderResult::InputEmpty {
+                return None;
+            }
+            written += n;
+        }
+        if !utf16 {
+            // A stateful encoding (ISO-2022-JP) may end by returning to ASCII.
+            let (_, _, n, _) = encoder.encode_from_utf8("", &mut buffer, true);
+            written += n;
+        }
+        if written != body_len {
+            return None;
+        }
+        out.resize(offsets.len(), self.bom + written);
+        Some(out)
+    }
+}
+
+/// The encoding a `<meta>` in `head` declares, if any and known.
+fn declared(head: &[u8]) -> Option<&'static Encoding> {
+    let lower = head.to_ascii_lowercase();
+    let mut from = 0;
+    while let Some(found) = find(&lower[from..], b"<meta") {
+        let tag_start = from + found;
+        let tag_end = find(&lower[tag_start..], b">").map_or(lower.len(), |e| tag_start + e);
+        let tag = &lower[tag_start..tag_end];
+        let label = find(tag, b"charset").and_then(|at| charset_value(&tag[at + 7..]));
+        if let Some(encoding) = label.and_then(Encoding::for_label) {
+            return Some(encoding);
+        }
+        from = tag_end;
+    }
+    None
+}
+
+/// The label after `charset`: `= value`, the value optionally quoted.
+fn charset_value(rest: &[u8]) -> Option<&[u8]> {
+    let rest = rest
+        .trim_ascii_start()
+        .strip_prefix(b"=")?
+        .trim_ascii_start();
+    let rest = rest
+        .strip_prefix(b"\"")
+        .or_else(|| rest.strip_prefix(b"'"))
+        .unwrap_or(rest);
+    let end = rest
+        .iter()
+        .position(|b| matches!(b, b'"' | b'\'' | b';' | b'/' | b'>') || b.is_ascii_whitespace())
+        .unwrap_or(rest.len());
+    (end > 0).then(|| &rest[..end])
+}
+
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_declaration_or_the_mark_decides_and_utf8_stays_on_its_path() {
+        let page = |meta: &str| format!("<html><head>{meta}<title>t</title></head><body>é</body>");
+        for meta in [
+            "<meta charset=\"windows-1252\">",
+            "<META CHARSET=iso-8859-1>",
+            "<meta http-equiv=\"Content-Type\" content=\"text/html; charset=ISO-8859-1\">",
+            "<meta name=x><meta charset='latin1'/>",
+        ] {
+            let source = page(meta);
+            let (bytes, _, _) = encoding_rs::WINDOWS_1252.encode(&source);
+            let decoded = decode_declared(&bytes).expect(meta);
+            assert_eq!(decoded.encoding, encoding_rs::WINDOWS_1252, "{meta}");
+            assert!(decoded.text.contains("<body>é</body>"), "{meta}");
+        }
+        for meta in [
+            "<meta charset=\"utf-8\">",
+            "",
+            "<meta charset=\"utf-16\">",
+            "<meta charset=bogus>",
+        ] {
+            assert!(decode_declared(page(meta).as_bytes()).is_none(), "{meta}");
+        }
+        let mut utf16 = vec![0xFF, 0xFE];
+        utf16.extend(page("").encode_utf16().flat_map(u16::to_le_bytes));
+        let decoded = decode_declared(&utf16).unwrap();
+        assert_eq!(decoded.encoding, UTF_16LE);
+        assert_eq!(decoded.text, page(""));
+    }
+
+    #[test]
+    fn ranges_map_to_the_file_only_when_the_text_encodes_back_to_it() {
+        let text = "<meta charset=windows-1252><p>Café “quoted” text</p>";
+        let (bytes, _, _) = encoding_rs::WINDOWS_1252.encode(text);
+        let decoded = decode_declared(&bytes).unwrap();
+        let quoted = text.find("“").unwrap()..text.find("” text").unwrap() + "”".len();
+        let mapped = decoded
+            .file_ranges(&bytes, &[quoted.clone(), 0..text.len()])
+            .unwrap();
+        assert_eq!(&bytes[mapped[0].clone()], b"\x93quoted\x94");
+        assert_eq!(mapped[1], 0..bytes.len());
+
+        // UTF-16 maps by code units (its encoder writes UTF-8, so it is not re-encoded).
+        let mut utf16 = vec![0xFE, 0xFF];
+        utf16.extend(text.encode_utf16().flat_map(u16::to_be_bytes));
+        let decoded = decode_declared(&utf16).unwrap();
+        let mapped = decoded
+            .file_ranges(&utf16, std::slice::from_ref(&quoted))
+            .unwrap();
+        let units = |s: &str| s.encode_utf16().count();
+        let (before, through) = (&text[..quoted.start], &text[..quoted.end]);
+        assert_eq!(mapped[0], 2 + 2 * units(before)..2 + 2 * units(through));
+        let (slice, _) = UTF_16BE.decode_without_bom_handling(&utf16[mapped[0].clone()]);
+        assert_eq!(slice, "“quoted”");
+
+        // An unpaired surrogate is replaced, so offsets after it are not trusted.
+        let mut broken = utf16.clone();
+        broken.extend(0xD800u16.to_be_bytes());
+        let decoded = decode_declared(&broken).unwrap();
+        assert!(decoded.had_errors);
+        assert!(decoded.file_ranges(&broken, &[quoted]).is_none());
+    }
+}
