@@ -455,3 +455,54 @@ fn html_in_a_declared_legacy_encoding_reads_like_its_utf8_original() {
         }
     }
 }
+
+#[test]
+fn config_in_utf16_with_a_byte_order_mark_reads_like_its_utf8_twin() {
+    let work = tempfile::tempdir().unwrap();
+    // This workspace's own manifest, and the Traefik questions as one pretty JSON document
+    // (PowerShell 5's `ConvertTo-Json > x.json` writes such files in UTF-16 with a mark).
+    let toml =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml")).unwrap();
+    let json = serde_json::to_string_pretty(&questions()).unwrap();
+    let range = |c: &Value| {
+        let r = &c["byte_range"];
+        r[0].as_u64().unwrap() as usize..r[1].as_u64().unwrap() as usize
+    };
+    let mut mapped = 0;
+    for (name, original) in [("manifest.toml", toml), ("questions.json", json)] {
+        let utf8_path = work.path().join(name);
+        std::fs::write(&utf8_path, &original).unwrap();
+        let utf8_chunks = chunks_of(&utf8_path);
+        assert!(utf8_chunks.len() > 1, "{name}");
+        let wide_path = work.path().join(format!("utf16-{name}"));
+        let wide = utf16_file(&original, false);
+        std::fs::write(&wide_path, &wide).unwrap();
+        let out = run(&["chunks", "--json", s(&wide_path)]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{stderr}");
+        assert!(stderr.is_empty(), "exact offsets, no warning: {stderr}");
+        let chunks = json_lines(&String::from_utf8_lossy(&out.stdout));
+        assert_eq!(chunks.len(), utf8_chunks.len(), "{name}");
+        for (decoded, plain) in chunks.iter().zip(&utf8_chunks) {
+            // Config breadcrumbs start with the path, which differs.
+            let text = decoded["text"].as_str().unwrap();
+            assert_eq!(
+                text.replace(s(&wide_path), s(&utf8_path)),
+                plain["text"].as_str().unwrap()
+            );
+            if decoded["metadata"]["byte_range_of"] == "converted_markdown" {
+                // Not mapped to the file in either encoding (TOML tables are regrouped).
+                assert_eq!(range(decoded), range(plain));
+                continue;
+            }
+            mapped += 1;
+            let r = range(decoded);
+            assert_eq!(
+                decode_utf16(&wide[r.start..r.end], false),
+                original[range(plain)],
+                "{name}"
+            );
+        }
+    }
+    assert!(mapped > 10, "JSON members map to the file: {mapped}");
+}

@@ -9,6 +9,7 @@
 use std::ops::Range;
 
 use crate::builder::MarkdownBuilder;
+use crate::charset;
 use crate::config_yaml;
 use crate::convert::{Converted, FormatError, check_size, decode_text};
 use crate::format::ConfigKind;
@@ -39,7 +40,11 @@ pub(crate) fn convert(kind: ConfigKind, bytes: &[u8]) -> Result<Converted, Forma
         #[allow(unreachable_patterns)]
         _ => ("config", ""),
     };
-    let src = decode_text(name, bytes)?;
+    let marked = charset::decode_marked(bytes);
+    let src = match &marked {
+        Some(text) => charset::checked_text(text, name)?,
+        None => decode_text(name, bytes)?,
+    };
     let members = match kind {
         ConfigKind::Json => json_members(&src)?,
         ConfigKind::Yaml => config_yaml::members(&src)?,
@@ -54,6 +59,9 @@ pub(crate) fn convert(kind: ConfigKind, bytes: &[u8]) -> Result<Converted, Forma
         render(&mut b, &members, 1, "", lang);
     }
     let mut out = b.into_converted(name, None);
+    if let Some(text) = &marked {
+        charset::map_spans_to_file(text, bytes, &mut out);
+    }
     out.metadata.insert("language".into(), lang.into());
     Ok(out)
 }

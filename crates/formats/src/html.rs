@@ -9,8 +9,8 @@ use ego_tree::NodeRef;
 use scraper::{ElementRef, Html, Node, Selector, node::Element};
 
 use crate::builder::{MarkdownBuilder, escape_cell, starts_like_block};
+use crate::charset;
 use crate::convert::{Converted, FormatError, check_size, decode_text};
-use crate::html_charset;
 use crate::html_locate::Locator;
 
 /// Deeper elements are read as plain text (keeps the walk's recursion bounded).
@@ -20,18 +20,9 @@ const MAX_COLUMNS: usize = 64;
 
 pub(crate) fn convert(bytes: &[u8]) -> Result<Converted, FormatError> {
     check_size(bytes)?;
-    let declared = html_charset::decode_declared(bytes);
+    let declared = charset::decode_declared(bytes);
     let text = match &declared {
-        Some(page) if page.text.contains('\0') => {
-            return Err(FormatError::Invalid {
-                format: "html",
-                reason: format!(
-                    "NUL characters in {} text: binary data",
-                    page.encoding.name()
-                ),
-            });
-        }
-        Some(page) => page.text.clone(),
+        Some(page) => charset::checked_text(page, "html")?,
         None => decode_text("html", bytes)?,
     };
     let lossy = declared.is_none() && matches!(text, std::borrow::Cow::Owned(_));
@@ -58,7 +49,7 @@ pub(crate) fn convert(bytes: &[u8]) -> Result<Converted, FormatError> {
     let exhausted = w.loc.exhausted();
     let mut out = w.b.into_converted("html", title);
     if let Some(page) = &declared {
-        map_spans_to_file(page, bytes, &mut out);
+        charset::map_spans_to_file(page, bytes, &mut out);
     }
     if lossy {
         out.warnings
@@ -69,23 +60,6 @@ pub(crate) fn convert(bytes: &[u8]) -> Result<Converted, FormatError> {
             .push("source offsets were given up part way (text not found)".into());
     }
     Ok(out)
-}
-
-/// Source ranges of a decoded page count bytes of its UTF-8 text: map them to the file's.
-fn map_spans_to_file(page: &html_charset::DecodedPage, bytes: &[u8], out: &mut Converted) {
-    let ranges: Vec<Range<usize>> = out.spans.iter().filter_map(|s| s.source.clone()).collect();
-    match page.file_ranges(bytes, &ranges) {
-        Some(mapped) => {
-            let sources = out.spans.iter_mut().filter_map(|s| s.source.as_mut());
-            for (source, range) in sources.zip(mapped) {
-                *source = range;
-            }
-        }
-        None => out.warnings.push(format!(
-            "decoded from {}; source offsets are approximate",
-            page.encoding.name()
-        )),
-    }
 }
 
 fn select_first<'a>(doc: &'a Html, css: &str) -> Option<ElementRef<'a>> {

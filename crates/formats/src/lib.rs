@@ -28,6 +28,7 @@
 //! None: every format is always built.
 
 mod builder;
+mod charset;
 mod code;
 mod config;
 mod config_yaml;
@@ -36,7 +37,6 @@ mod docx;
 mod docx_body;
 mod format;
 mod html;
-mod html_charset;
 mod html_locate;
 mod pdf;
 

@@ -1,22 +1,26 @@
-//! An HTML page's encoding, decided as a browser decides it before parsing: a byte order mark,
-//! else a `<meta charset>` (or `http-equiv="Content-Type"`) in the first 1024 bytes, else UTF-8.
-//! Older manuals and generated API docs are often Latin-1 (windows-1252) or Shift_JIS: read as
-//! UTF-8, their accented letters became U+FFFD or the page was refused as not text.
+//! A text file's encoding, decided before parsing: a byte order mark (UTF-16 LE or BE), and for
+//! an HTML page, as a browser decides it, else a `<meta charset>` (or `http-equiv=
+//! "Content-Type"`) in the first 1024 bytes; else UTF-8. Older manuals and generated API docs
+//! are often Latin-1 (windows-1252) or Shift_JIS, and Windows tools write UTF-16 with a mark
+//! (PowerShell 5's `ConvertTo-Json > x.json`): read as UTF-8, their accented letters became
+//! U+FFFD, or the file was refused as not text or as binary.
 //!
 //! `encoding_rs` (Firefox's decoder, already in the tree) maps labels and decodes; the prescan
 //! here is the simple part of the WHATWG algorithm (no comment or attribute-order subtleties),
 //! which real pages meet. Offsets in the decoded text are mapped back to the file by encoding
-//! it again, so source ranges stay exact when the page re-encodes to its own bytes.
+//! it again, so source ranges stay exact when the text re-encodes to the file's own bytes.
 
 use std::borrow::Cow;
 use std::ops::Range;
 
 use encoding_rs::{Encoding, UTF_8, UTF_16BE, UTF_16LE};
 
+use crate::convert::{Converted, FormatError};
+
 /// How far into the page a `<meta>` declaration is looked for (the WHATWG prescan's bound).
 const PRESCAN_BYTES: usize = 1024;
 
-/// A page decoded from an encoding other than UTF-8.
+/// A text decoded from an encoding other than UTF-8.
 pub(crate) struct DecodedPage<'a> {
     pub text: Cow<'a, str>,
     pub encoding: &'static Encoding,
@@ -24,6 +28,12 @@ pub(crate) struct DecodedPage<'a> {
     bom: usize,
     /// Malformed sequences were replaced with U+FFFD.
     pub had_errors: bool,
+}
+
+/// The text decoded, when a UTF-16 byte order mark starts it; `None`: decode it as UTF-8.
+pub(crate) fn decode_marked(bytes: &[u8]) -> Option<DecodedPage<'_>> {
+    let (encoding, bom) = Encoding::for_bom(bytes)?;
+    decoded(bytes, encoding, bom)
 }
 
 /// The page decoded, when its bytes say it is not UTF-8; `None`: decode it as UTF-8.
@@ -37,6 +47,14 @@ pub(crate) fn decode_declared(bytes: &[u8]) -> Option<DecodedPage<'_>> {
             None => (UTF_8, 0),
         },
     };
+    decoded(bytes, encoding, bom)
+}
+
+fn decoded<'a>(
+    bytes: &'a [u8],
+    encoding: &'static Encoding,
+    bom: usize,
+) -> Option<DecodedPage<'a>> {
     if encoding == UTF_8 {
         return None;
     }
@@ -47,6 +65,41 @@ pub(crate) fn decode_declared(bytes: &[u8]) -> Option<DecodedPage<'_>> {
         bom,
         had_errors,
     })
+}
+
+/// The decoded text for a parser, refused when it holds NUL characters (binary data).
+pub(crate) fn checked_text<'a>(
+    page: &DecodedPage<'a>,
+    format: &'static str,
+) -> Result<Cow<'a, str>, FormatError> {
+    if page.text.contains('\0') {
+        return Err(FormatError::Invalid {
+            format,
+            reason: format!(
+                "NUL characters in {} text: binary data",
+                page.encoding.name()
+            ),
+        });
+    }
+    Ok(page.text.clone())
+}
+
+/// Source ranges of a decoded text count bytes of its UTF-8: maps them to the file's, or says
+/// they are approximate.
+pub(crate) fn map_spans_to_file(page: &DecodedPage, bytes: &[u8], out: &mut Converted) {
+    let ranges: Vec<Range<usize>> = out.spans.iter().filter_map(|s| s.source.clone()).collect();
+    match page.file_ranges(bytes, &ranges) {
+        Some(mapped) => {
+            let sources = out.spans.iter_mut().filter_map(|s| s.source.as_mut());
+            for (source, range) in sources.zip(mapped) {
+                *source = range;
+            }
+        }
+        None => out.warnings.push(format!(
+            "decoded from {}; source offsets are approximate",
+            page.encoding.name()
+        )),
+    }
 }
 
 impl DecodedPage<'_> {
