@@ -326,6 +326,12 @@ fn by_path_count(index: &Path, path: &str) -> usize {
     dump(index).iter().filter(|c| c["path"] == path).count()
 }
 
+/// A chunk's `byte_range` as a range.
+fn byte_range(chunk: &Value) -> std::ops::Range<usize> {
+    let r = &chunk["byte_range"];
+    r[0].as_u64().unwrap() as usize..r[1].as_u64().unwrap() as usize
+}
+
 /// UTF-16 code units of `text` with a byte order mark, little- or big-endian.
 fn utf16_file(text: &str, big_endian: bool) -> Vec<u8> {
     let mut bytes = if big_endian {
@@ -364,10 +370,6 @@ fn utf16_with_a_byte_order_mark_reads_like_its_utf8_twin() {
     std::fs::write(&utf8_path, &original).unwrap();
     let utf8_chunks = chunks_of(&utf8_path);
     assert!(utf8_chunks.len() > 3, "{}", utf8_chunks.len());
-    let range = |c: &Value| {
-        let r = &c["byte_range"];
-        r[0].as_u64().unwrap() as usize..r[1].as_u64().unwrap() as usize
-    };
     for big_endian in [false, true] {
         let path = work.path().join(format!("advanced-{big_endian}.md"));
         let bytes = utf16_file(&original, big_endian);
@@ -378,8 +380,8 @@ fn utf16_with_a_byte_order_mark_reads_like_its_utf8_twin() {
             assert_eq!(wide["text"], narrow["text"]);
             // Byte ranges point into the UTF-16 file, at the same source text.
             assert_eq!(
-                decode_utf16(&bytes[range(wide)], big_endian),
-                original[range(narrow)]
+                decode_utf16(&bytes[byte_range(wide)], big_endian),
+                original[byte_range(narrow)]
             );
         }
     }
@@ -405,10 +407,6 @@ fn html_in_a_declared_legacy_encoding_reads_like_its_utf8_original() {
     assert!(original.chars().filter(|c| !c.is_ascii()).count() > 20);
     let utf8_chunks = chunks_of(&original_path);
     assert!(utf8_chunks.len() > 5);
-    let range = |c: &Value| {
-        let r = &c["byte_range"];
-        r[0].as_u64().unwrap() as usize..r[1].as_u64().unwrap() as usize
-    };
 
     // The same page saved as Latin-1 by an older generator: the declaration is the only hint.
     // `latin1 ` is as long as `"utf-8"`, so the decoded text lines up with the original's.
@@ -448,10 +446,10 @@ fn html_in_a_declared_legacy_encoding_reads_like_its_utf8_original() {
                 bytes
             };
             let shift = bytes.len() - body.len();
-            let r = range(decoded);
+            let r = byte_range(decoded);
             let (slice, _) =
                 encoding.decode_without_bom_handling(&body[r.start - shift..r.end - shift]);
-            assert_eq!(slice, original[range(plain)]);
+            assert_eq!(slice, original[byte_range(plain)]);
         }
     }
 }
@@ -464,10 +462,6 @@ fn config_in_utf16_with_a_byte_order_mark_reads_like_its_utf8_twin() {
     let toml =
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml")).unwrap();
     let json = serde_json::to_string_pretty(&questions()).unwrap();
-    let range = |c: &Value| {
-        let r = &c["byte_range"];
-        r[0].as_u64().unwrap() as usize..r[1].as_u64().unwrap() as usize
-    };
     let mut mapped = 0;
     for (name, original) in [("manifest.toml", toml), ("questions.json", json)] {
         let utf8_path = work.path().join(name);
@@ -492,14 +486,14 @@ fn config_in_utf16_with_a_byte_order_mark_reads_like_its_utf8_twin() {
             );
             if decoded["metadata"]["byte_range_of"] == "converted_markdown" {
                 // Not mapped to the file in either encoding (TOML tables are regrouped).
-                assert_eq!(range(decoded), range(plain));
+                assert_eq!(byte_range(decoded), byte_range(plain));
                 continue;
             }
             mapped += 1;
-            let r = range(decoded);
+            let r = byte_range(decoded);
             assert_eq!(
                 decode_utf16(&wide[r.start..r.end], false),
-                original[range(plain)],
+                original[byte_range(plain)],
                 "{name}"
             );
         }
