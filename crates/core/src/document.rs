@@ -21,22 +21,19 @@ pub fn chunk_file(chunker: &Chunker, rel: &str, bytes: &[u8]) -> Result<Document
 fn chunk_text(chunker: &Chunker, rel: &str, bytes: &[u8]) -> Result<Document, String> {
     let file_text = FileText::decode(bytes)?;
     let mut doc = chunker
-        .chunk(rel, &file_text.text)
+        .chunk(rel, file_text.text())
         .map_err(|e| e.to_string())?;
-    if file_text.was_decoded() {
-        // Provenance points into the file, as for every other format.
-        let mut offsets: Vec<usize> = doc
-            .chunks
-            .iter()
-            .flat_map(|c| [c.byte_range.start, c.byte_range.end])
-            .collect();
-        offsets.sort_unstable();
-        offsets.dedup();
-        let mapped = file_text.file_offsets(&offsets);
-        let in_file = |o: usize| offsets.binary_search(&o).map_or(o, |i| mapped[i]);
-        for chunk in &mut doc.chunks {
-            chunk.byte_range = in_file(chunk.byte_range.start)..in_file(chunk.byte_range.end);
+    // Provenance points into the file, as for every other format.
+    let ranges: Vec<_> = doc.chunks.iter().map(|c| c.byte_range.clone()).collect();
+    match file_text.file_ranges(bytes, &ranges) {
+        Some(in_file) => {
+            for (chunk, range) in doc.chunks.iter_mut().zip(in_file) {
+                chunk.byte_range = range;
+            }
         }
+        None => doc
+            .warnings
+            .push("decoded from UTF-16; source offsets are approximate".to_string()),
     }
     Ok(doc)
 }

@@ -1,54 +1,42 @@
 //! The text of a Markdown or plain-text file: UTF-8 as it is, or UTF-16 when a byte order mark
-//! says so, decoded, with offsets in the decoded text mapped back to the file's bytes.
+//! says so, decoded by `rag-formats` (the same decoder its converters use), with ranges in the
+//! decoded text mapped back to the file's bytes.
 //!
 //! Windows tools write UTF-16 with a byte order mark (Notepad's "Unicode", PowerShell 5's `>`):
 //! documents, not binary files, though every other byte of their ASCII text is NUL. Without a
 //! mark the encoding would be a guess, so such a file is still refused, with a reason that says
-//! what it looks like rather than "binary".
+//! what it looks like rather than "binary". A converter may index a page with a few replaced
+//! characters and a warning; a plain-text file is the user's own text, so malformed UTF-16 is
+//! refused as malformed UTF-8 is.
 
-use std::borrow::Cow;
+use std::ops::Range;
+
+use rag_formats::DecodedPage;
 
 /// A file's text and where it came from.
-pub(crate) struct FileText<'a> {
-    pub text: Cow<'a, str>,
-    /// UTF-16 byte order, when the text was decoded from UTF-16.
-    utf16_big_endian: Option<bool>,
+pub(crate) enum FileText<'a> {
+    Utf8(&'a str),
+    Utf16(DecodedPage<'a>),
 }
 
 impl<'a> FileText<'a> {
     /// Decodes `bytes`; the error is a reason for the user.
     pub(crate) fn decode(bytes: &'a [u8]) -> Result<FileText<'a>, String> {
+        // Before the UTF-16 check: a UTF-32 LE mark starts with UTF-16 LE's.
         if bytes.starts_with(&[0xFF, 0xFE, 0, 0]) || bytes.starts_with(&[0, 0, 0xFE, 0xFF]) {
             return Err("UTF-32 text (byte order mark); not indexed: save it as UTF-8".into());
         }
-        let big_endian = match bytes {
-            [0xFF, 0xFE, ..] => Some(false),
-            [0xFE, 0xFF, ..] => Some(true),
-            _ => None,
-        };
-        if let Some(big_endian) = big_endian {
-            let body = &bytes[2..];
-            if body.len() % 2 == 1 {
+        if let Some(page) = rag_formats::decode_marked(bytes) {
+            if bytes.len() % 2 == 1 {
                 return Err("UTF-16 text with an odd number of bytes; not indexed".into());
             }
-            let units = body.chunks_exact(2).map(|pair| {
-                let pair = [pair[0], pair[1]];
-                if big_endian {
-                    u16::from_be_bytes(pair)
-                } else {
-                    u16::from_le_bytes(pair)
-                }
-            });
-            let text = char::decode_utf16(units)
-                .collect::<Result<String, _>>()
-                .map_err(|_| "invalid UTF-16 (an unpaired surrogate); not indexed".to_string())?;
-            if text.contains('\0') {
+            if page.had_errors() {
+                return Err("invalid UTF-16 (an unpaired surrogate); not indexed".into());
+            }
+            if page.text.contains('\0') {
                 return Err("binary file (a NUL character in UTF-16 text); not indexed".into());
             }
-            return Ok(FileText {
-                text: Cow::Owned(text),
-                utf16_big_endian: Some(big_endian),
-            });
+            return Ok(FileText::Utf16(page));
         }
         if let Some(at) = bytes.iter().position(|&b| b == 0) {
             return Err(if looks_like_utf16(bytes) {
@@ -62,37 +50,28 @@ impl<'a> FileText<'a> {
         }
         let text = std::str::from_utf8(bytes)
             .map_err(|e| format!("invalid UTF-8 at byte {}; not indexed", e.valid_up_to()))?;
-        Ok(FileText {
-            text: Cow::Borrowed(text),
-            utf16_big_endian: None,
-        })
+        Ok(FileText::Utf8(text))
     }
 
-    /// Whether offsets in the text differ from offsets in the file.
-    pub(crate) fn was_decoded(&self) -> bool {
-        self.utf16_big_endian.is_some()
+    pub(crate) fn text(&self) -> &str {
+        match self {
+            FileText::Utf8(text) => text,
+            FileText::Utf16(page) => &page.text,
+        }
     }
 
-    /// Maps offsets into the text (ascending, each on a character boundary) to offsets into the
-    /// file, in one pass over the text.
-    pub(crate) fn file_offsets(&self, text_offsets: &[usize]) -> Vec<usize> {
-        if !self.was_decoded() {
-            return text_offsets.to_vec();
+    /// Ranges of the text (on character boundaries) as ranges of the file `bytes` it was decoded
+    /// from; `None` if they cannot be mapped (not expected: the text was decoded without errors,
+    /// so it encodes back to exactly the file's bytes).
+    pub(crate) fn file_ranges(
+        &self,
+        bytes: &[u8],
+        ranges: &[Range<usize>],
+    ) -> Option<Vec<Range<usize>>> {
+        match self {
+            FileText::Utf8(_) => Some(ranges.to_vec()),
+            FileText::Utf16(page) => page.file_ranges(bytes, ranges),
         }
-        debug_assert!(text_offsets.is_sorted());
-        let mut mapped = Vec::with_capacity(text_offsets.len());
-        let mut wanted = text_offsets.iter().peekable();
-        // The byte order mark comes first in the file.
-        let mut file_at = 2;
-        for (text_at, c) in self.text.char_indices() {
-            while wanted.next_if(|&&o| o <= text_at).is_some() {
-                mapped.push(file_at);
-            }
-            file_at += 2 * c.len_utf16();
-        }
-        // The end of the text, and anything past it, is the end of the file.
-        mapped.resize(text_offsets.len(), file_at);
-        mapped
     }
 }
 
@@ -137,29 +116,36 @@ mod tests {
     }
 
     #[test]
-    fn utf16_with_a_mark_is_decoded_and_its_offsets_map_to_the_file() {
+    fn utf16_with_a_mark_is_decoded_and_its_ranges_map_to_the_file() {
         let text = "# Café\n\nRoute 🚀 ok.\n";
         for big_endian in [false, true] {
             let bytes = utf16(text, big_endian);
             let decoded = FileText::decode(&bytes).unwrap();
-            assert_eq!(decoded.text, text);
-            assert!(decoded.was_decoded());
+            assert_eq!(decoded.text(), text);
             // "Route" starts after "# Café\n\n": 8 UTF-16 units, 9 UTF-8 bytes.
             let route = text.find("Route").unwrap();
             let rocket = text.find('🚀').unwrap();
             let after_rocket = rocket + '🚀'.len_utf8();
             assert_eq!(
-                decoded.file_offsets(&[0, route, rocket, after_rocket, text.len()]),
-                [2, 2 + 2 * 8, 2 + 2 * 14, 2 + 2 * 16, bytes.len()]
+                decoded.file_ranges(&bytes, &[0..route, rocket..after_rocket, route..text.len()]),
+                Some(vec![
+                    2..2 + 2 * 8,
+                    2 + 2 * 14..2 + 2 * 16,
+                    2 + 2 * 8..bytes.len()
+                ])
             );
         }
     }
 
     #[test]
     fn utf8_passes_through_and_the_rest_is_refused_with_a_reason() {
-        let plain = FileText::decode("# Title\n\nbody\n".as_bytes()).unwrap();
-        assert!(!plain.was_decoded());
-        assert_eq!(plain.file_offsets(&[0, 3]), [0, 3]);
+        let bytes = "# Title\n\nbody\n".as_bytes();
+        let plain = FileText::decode(bytes).unwrap();
+        assert!(matches!(plain, FileText::Utf8(_)));
+        assert_eq!(
+            plain.file_ranges(bytes, &[0..3, 9..13]),
+            Some(vec![0..3, 9..13])
+        );
 
         let no_mark: Vec<u8> = "# Title\n\nSome text here.\n"
             .encode_utf16()
@@ -195,5 +181,12 @@ mod tests {
         assert!(FileText::decode(&odd).err().unwrap().contains("odd number"));
         let utf32 = [0xFF, 0xFE, 0, 0, b'a', 0, 0, 0];
         assert!(FileText::decode(&utf32).err().unwrap().contains("UTF-32"));
+        let nul = utf16("a\0b", true);
+        assert!(
+            FileText::decode(&nul)
+                .err()
+                .unwrap()
+                .contains("NUL character")
+        );
     }
 }

@@ -21,17 +21,18 @@ use crate::convert::{Converted, FormatError};
 const PRESCAN_BYTES: usize = 1024;
 
 /// A text decoded from an encoding other than UTF-8.
-pub(crate) struct DecodedPage<'a> {
+pub struct DecodedPage<'a> {
+    /// The decoded text.
     pub text: Cow<'a, str>,
-    pub encoding: &'static Encoding,
+    pub(crate) encoding: &'static Encoding,
     /// Bytes of the byte order mark, before the text.
     bom: usize,
     /// Malformed sequences were replaced with U+FFFD.
-    pub had_errors: bool,
+    pub(crate) had_errors: bool,
 }
 
 /// The text decoded, when a UTF-16 byte order mark starts it; `None`: decode it as UTF-8.
-pub(crate) fn decode_marked(bytes: &[u8]) -> Option<DecodedPage<'_>> {
+pub fn decode_marked(bytes: &[u8]) -> Option<DecodedPage<'_>> {
     let (encoding, bom) = Encoding::for_bom(bytes)?;
     decoded(bytes, encoding, bom)
 }
@@ -103,14 +104,15 @@ pub(crate) fn map_spans_to_file(page: &DecodedPage, bytes: &[u8], out: &mut Conv
 }
 
 impl DecodedPage<'_> {
+    /// Whether malformed sequences (an unpaired surrogate, an odd last byte) were replaced.
+    pub fn had_errors(&self) -> bool {
+        self.had_errors
+    }
+
     /// Maps ranges in the text (on character boundaries) to ranges in the file, or `None` when
     /// the text does not encode back to the file's bytes (malformed input, or an encoder that
     /// writes other bytes than the page's), so offsets cannot be trusted.
-    pub(crate) fn file_ranges(
-        &self,
-        bytes: &[u8],
-        ranges: &[Range<usize>],
-    ) -> Option<Vec<Range<usize>>> {
+    pub fn file_ranges(&self, bytes: &[u8], ranges: &[Range<usize>]) -> Option<Vec<Range<usize>>> {
         if self.had_errors {
             return None;
         }
