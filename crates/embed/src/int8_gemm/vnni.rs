@@ -2,25 +2,31 @@
 //! four signed weight codes and adds the four products to an i32 lane in one instruction, where
 //! the AVX2 kernel needs three (`vpmaddubsw`, `vpmaddwd`, `vpaddd`). It reads the same packed
 //! panels, because their groups of four bytes per output lane are already what the instruction
-//! takes. Its sums are exact (there is no i16 stage), so with the pair bound of the weight codes
-//! it gives the same bits as the other kernels, and a vector does not depend on the CPU.
+//! takes, and a panel's two 256-bit vectors of a group sit side by side, one 512-bit load: a
+//! full-width `vpdpbusd` does a whole panel's group for one row, twice the work of the 256-bit
+//! form per instruction (on Intel cores with two 512-bit units, twice the throughput; on Zen 4,
+//! which splits it in two, the same). Its sums are exact (there is no i16 stage), so with the
+//! pair bound of the weight codes it gives the same bits as the other kernels, and a vector does
+//! not depend on the CPU.
 //!
 //! `pulp`, which dispatches the other kernels without `unsafe`, wraps no VNNI instruction. So
 //! this file holds the crate's one `unsafe`: the call into a `#[target_feature]` function, made
 //! only through [`Vnni`], which exists only once the CPU has reported every feature it enables.
 
-use core::arch::x86_64::{__m256i, _mm256_dpbusd_epi32, _mm256_set1_epi32, _mm256_setzero_si256};
+use core::arch::x86_64::{__m512i, _mm512_dpbusd_epi32, _mm512_set1_epi32, _mm512_setzero_si512};
 
-use pulp::bytemuck::cast;
+use pulp::bytemuck::{cast, cast_slice};
 
 use super::{LANES, PANEL, QuantRows, QuantWeights, VECS, store_sums};
 
-/// Rows per micro-tile: 8 rows × 2 vectors = 16 accumulators, half of AVX-512's 32 registers,
-/// so each panel load serves twice the rows it does under AVX2.
+/// Rows per micro-tile: 8 rows × 2 panels = 16 accumulators, half of AVX-512's 32 registers,
+/// so each weight load serves eight rows and each broadcast code two panels.
 const TILE_ROWS: usize = 8;
+/// Panels per micro-tile: a group of a panel (16 outputs × 4 inputs) is one 512-bit vector.
+const TILE_PANELS: usize = 2;
 
-/// Proof that this CPU runs AVX-512 VNNI on 256-bit vectors (and AVX2, which the rest of the
-/// function is compiled for).
+/// Proof that this CPU runs AVX-512 VNNI (and AVX2, which the rest of the function is compiled
+/// for).
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Vnni(());
 
@@ -97,15 +103,20 @@ fn tile<const M: usize>(
             *quad = row[g];
         }
     }
-    for p in 0..panels {
-        panel_tile::<M>(codes, a, row0, w, p, out);
+    let mut p = 0;
+    while p + TILE_PANELS <= panels {
+        panel_tile::<M, TILE_PANELS>(codes, a, row0, w, p, out);
+        p += TILE_PANELS;
+    }
+    if p < panels {
+        panel_tile::<M, 1>(codes, a, row0, w, p, out);
     }
 }
 
-/// One panel (16 outputs) of [`tile`]; `codes` is the tile's, interleaved.
+/// Panels `p .. p + P` (16 outputs each) of [`tile`]; `codes` is the tile's, interleaved.
 #[target_feature(enable = "avx2,fma,avx512f,avx512vl,avx512vnni")]
 #[inline]
-fn panel_tile<const M: usize>(
+fn panel_tile<const M: usize, const P: usize>(
     codes: &[[u8; 4]],
     a: &QuantRows,
     row0: usize,
@@ -113,17 +124,26 @@ fn panel_tile<const M: usize>(
     p: usize,
     out: &mut [f32],
 ) {
-    let mut acc: [[__m256i; VECS]; M] = [[_mm256_setzero_si256(); VECS]; M];
-    for (pair, quads) in w.panel(p).chunks_exact(VECS).zip(codes.chunks_exact(M)) {
-        let wv: [__m256i; VECS] = [cast(pair[0]), cast(pair[1])];
+    let mut acc: [[__m512i; P]; M] = [[_mm512_setzero_si512(); P]; M];
+    let groups = codes.len() / M;
+    // Exactly `groups` pairs per panel, so the loads below need no bounds checks.
+    let weights: [&[[[i8; 32]; VECS]]; P] =
+        std::array::from_fn(|i| &cast_slice(w.panel(p + i))[..groups]);
+    for (g, quads) in codes.chunks_exact(M).enumerate() {
+        // A panel's group is its two 256-bit vectors, adjacent: one 512-bit load whose lane
+        // `8v + j` is output `16p + 8v + j`, the order `store_sums` reads.
+        let wv: [__m512i; P] = std::array::from_fn(|i| cast(weights[i][g]));
         for m in 0..M {
             // Four codes as one i32, broadcast: every lane gets the same four bytes, in order.
-            let quad = _mm256_set1_epi32(cast(quads[m]));
-            for v in 0..VECS {
-                acc[m][v] = _mm256_dpbusd_epi32(acc[m][v], quad, wv[v]);
+            let quad = _mm512_set1_epi32(cast(quads[m]));
+            for i in 0..P {
+                acc[m][i] = _mm512_dpbusd_epi32(acc[m][i], quad, wv[i]);
             }
         }
     }
-    let sums: [[[i32; LANES]; VECS]; M] = std::array::from_fn(|m| acc[m].map(cast));
-    store_sums(&sums, a, row0, w, p, out);
+    let sums: [[[[i32; LANES]; VECS]; M]; P] =
+        std::array::from_fn(|i| std::array::from_fn(|m| cast(acc[m][i])));
+    for (i, sums) in sums.iter().enumerate() {
+        store_sums(sums, a, row0, w, p + i, out);
+    }
 }
