@@ -1,6 +1,5 @@
 //! A linear layer run in int8: weights quantised once at load, symmetric per output channel;
-//! activations quantised per token (row) on every call, symmetric, from the row's largest
-//! magnitude. The product runs in integers ([`crate::int8_gemm`]); bias and everything after
+//! activations quantised per token (row) on every call, over the row's `[min, max]`. The product runs in integers ([`crate::int8_gemm`]); bias and everything after
 //! it stay in f32 with the caller.
 //!
 //! Per-token scales follow the activations' real spread: BERT's hidden states have a few large
