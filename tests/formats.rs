@@ -500,3 +500,56 @@ fn config_in_utf16_with_a_byte_order_mark_reads_like_its_utf8_twin() {
     }
     assert!(mapped > 10, "JSON members map to the file: {mapped}");
 }
+
+#[test]
+fn source_code_in_utf16_with_a_byte_order_mark_reads_like_its_utf8_twin() {
+    let work = tempfile::tempdir().unwrap();
+    let mut mapped = 0;
+    for (source, name) in [
+        ("code/docs/python/json/decoder.py", "decoder.py"),
+        ("code/docs/rust/ignore/src/pathutil.rs", "pathutil.rs"),
+    ] {
+        let original = std::fs::read_to_string(shared(source)).unwrap();
+        // Same-length paths: a code chunk's breadcrumb is its path, which counts in its tokens.
+        let utf8_path = work.path().join("u").join(name);
+        std::fs::create_dir_all(utf8_path.parent().unwrap()).unwrap();
+        std::fs::write(&utf8_path, &original).unwrap();
+        let utf8_chunks = chunks_of(&utf8_path);
+        assert!(utf8_chunks.len() > 1, "{name}");
+        for big_endian in [false, true] {
+            let wide_path = work
+                .path()
+                .join(["l", "b"][usize::from(big_endian)])
+                .join(name);
+            std::fs::create_dir_all(wide_path.parent().unwrap()).unwrap();
+            let wide = utf16_file(&original, big_endian);
+            std::fs::write(&wide_path, &wide).unwrap();
+            let out = run(&["chunks", "--json", s(&wide_path)]);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(0), "{stderr}");
+            assert!(stderr.is_empty(), "exact offsets, no warning: {stderr}");
+            let chunks = json_lines(&String::from_utf8_lossy(&out.stdout));
+            assert_eq!(chunks.len(), utf8_chunks.len(), "{name}");
+            for (decoded, plain) in chunks.iter().zip(&utf8_chunks) {
+                // Code breadcrumbs start with the path, which differs.
+                let text = decoded["text"].as_str().unwrap();
+                assert_eq!(
+                    text.replace(s(&wide_path), s(&utf8_path)),
+                    plain["text"].as_str().unwrap()
+                );
+                if decoded["metadata"]["byte_range_of"] == "converted_markdown" {
+                    assert_eq!(byte_range(decoded), byte_range(plain));
+                    continue;
+                }
+                mapped += 1;
+                let r = byte_range(decoded);
+                assert_eq!(
+                    decode_utf16(&wide[r.start..r.end], big_endian),
+                    original[byte_range(plain)],
+                    "{name}"
+                );
+            }
+        }
+    }
+    assert!(mapped > 10, "code sections map to the file: {mapped}");
+}

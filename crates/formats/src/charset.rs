@@ -1,9 +1,9 @@
-//! A text file's encoding, decided before parsing: a byte order mark (UTF-16 LE or BE), and for
-//! an HTML page, as a browser decides it, else a `<meta charset>` (or `http-equiv=
-//! "Content-Type"`) in the first 1024 bytes; else UTF-8. Older manuals and generated API docs
-//! are often Latin-1 (windows-1252) or Shift_JIS, and Windows tools write UTF-16 with a mark
-//! (PowerShell 5's `ConvertTo-Json > x.json`): read as UTF-8, their accented letters became
-//! U+FFFD, or the file was refused as not text or as binary.
+//! A text file's encoding (HTML, config, source code), decided before parsing: a byte order mark
+//! (UTF-16 LE or BE), and for an HTML page, as a browser decides it, else a `<meta charset>` (or
+//! `http-equiv="Content-Type"`) in the first 1024 bytes; else UTF-8. Older manuals and generated
+//! API docs are often Latin-1 (windows-1252) or Shift_JIS, and Windows tools write UTF-16 with a
+//! mark (PowerShell 5's `ConvertTo-Json > x.json`, editors' "Unicode"): read as UTF-8, their
+//! accented letters became U+FFFD, or the file was refused as not text or as binary.
 //!
 //! `encoding_rs` (Firefox's decoder, already in the tree) maps labels and decodes; the prescan
 //! here is the simple part of the WHATWG algorithm (no comment or attribute-order subtleties),

@@ -17,6 +17,7 @@ mod rust;
 use serde_json::Value;
 use tree_sitter::{Node, Parser, Tree};
 
+use crate::charset;
 use crate::convert::{Converted, FormatError};
 use crate::format::Language;
 use outline::{Cx, Item};
@@ -37,10 +38,20 @@ pub(crate) fn convert(lang: Language, bytes: &[u8]) -> Result<Converted, FormatE
             limit: MAX_BYTES as u64,
         });
     }
-    let src = std::str::from_utf8(bytes).map_err(|e| FormatError::Invalid {
-        format: lang.name(),
-        reason: format!("source is not UTF-8 ({e})"),
-    })?;
+    // UTF-16 with a byte order mark (Windows editors' "Unicode") is decoded; its spans are
+    // mapped back to the file's bytes at the end. Any other encoding is refused, not guessed.
+    let marked = charset::decode_marked(bytes);
+    let decoded;
+    let src: &str = match &marked {
+        Some(page) => {
+            decoded = charset::checked_text(page, lang.name())?;
+            &decoded
+        }
+        None => std::str::from_utf8(bytes).map_err(|e| FormatError::Invalid {
+            format: lang.name(),
+            reason: format!("source is not UTF-8 ({e})"),
+        })?,
+    };
     let base = if src.starts_with('\u{feff}') { 3 } else { 0 };
     let cx = Cx::new(src, base);
     let tree = parse(lang, &src[base..])?;
@@ -68,13 +79,17 @@ pub(crate) fn convert(lang: Language, bytes: &[u8]) -> Result<Converted, FormatE
     let mut metadata = serde_json::Map::new();
     metadata.insert("format".into(), Value::from("code"));
     metadata.insert("language".into(), Value::from(lang.name()));
-    Ok(Converted {
+    let mut out = Converted {
         markdown,
         title: None,
         metadata,
         spans,
         warnings,
-    })
+    };
+    if let Some(page) = &marked {
+        charset::map_spans_to_file(page, bytes, &mut out);
+    }
+    Ok(out)
 }
 
 fn parse(lang: Language, text: &str) -> Result<Tree, FormatError> {
