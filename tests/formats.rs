@@ -454,6 +454,55 @@ fn html_in_a_declared_legacy_encoding_reads_like_its_utf8_original() {
     }
 }
 
+/// Writes `original` in UTF-8 and in UTF-16 (with a mark) under same-length paths in `work` (a
+/// breadcrumb that is the path counts in a chunk's tokens), and checks the UTF-16 file gives
+/// the UTF-8 file's chunks, with byte ranges that decode to the same source. Returns how many
+/// chunks had byte ranges in the file (not in the converted Markdown).
+fn assert_utf16_reads_like_utf8(
+    work: &Path,
+    name: &str,
+    original: &str,
+    big_endian: bool,
+) -> usize {
+    let utf8_path = work.join("u").join(name);
+    let wide_path = work.join(["l", "b"][usize::from(big_endian)]).join(name);
+    let wide = utf16_file(original, big_endian);
+    for (path, bytes) in [(&utf8_path, original.as_bytes()), (&wide_path, &wide[..])] {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, bytes).unwrap();
+    }
+    let utf8_chunks = chunks_of(&utf8_path);
+    assert!(utf8_chunks.len() > 1, "{name}");
+    let out = run(&["chunks", "--json", s(&wide_path)]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.is_empty(), "exact offsets, no warning: {stderr}");
+    let chunks = json_lines(&String::from_utf8_lossy(&out.stdout));
+    assert_eq!(chunks.len(), utf8_chunks.len(), "{name}");
+    let mut mapped = 0;
+    for (decoded, plain) in chunks.iter().zip(&utf8_chunks) {
+        // Code and config breadcrumbs start with the path, which differs.
+        let text = decoded["text"].as_str().unwrap();
+        assert_eq!(
+            text.replace(s(&wide_path), s(&utf8_path)),
+            plain["text"].as_str().unwrap()
+        );
+        if decoded["metadata"]["byte_range_of"] == "converted_markdown" {
+            // Not mapped to the file in either encoding (TOML tables are regrouped).
+            assert_eq!(byte_range(decoded), byte_range(plain));
+            continue;
+        }
+        mapped += 1;
+        let r = byte_range(decoded);
+        assert_eq!(
+            decode_utf16(&wide[r.start..r.end], big_endian),
+            original[byte_range(plain)],
+            "{name}"
+        );
+    }
+    mapped
+}
+
 #[test]
 fn config_in_utf16_with_a_byte_order_mark_reads_like_its_utf8_twin() {
     let work = tempfile::tempdir().unwrap();
@@ -462,42 +511,10 @@ fn config_in_utf16_with_a_byte_order_mark_reads_like_its_utf8_twin() {
     let toml =
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml")).unwrap();
     let json = serde_json::to_string_pretty(&questions()).unwrap();
-    let mut mapped = 0;
-    for (name, original) in [("manifest.toml", toml), ("questions.json", json)] {
-        let utf8_path = work.path().join(name);
-        std::fs::write(&utf8_path, &original).unwrap();
-        let utf8_chunks = chunks_of(&utf8_path);
-        assert!(utf8_chunks.len() > 1, "{name}");
-        let wide_path = work.path().join(format!("utf16-{name}"));
-        let wide = utf16_file(&original, false);
-        std::fs::write(&wide_path, &wide).unwrap();
-        let out = run(&["chunks", "--json", s(&wide_path)]);
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(0), "{stderr}");
-        assert!(stderr.is_empty(), "exact offsets, no warning: {stderr}");
-        let chunks = json_lines(&String::from_utf8_lossy(&out.stdout));
-        assert_eq!(chunks.len(), utf8_chunks.len(), "{name}");
-        for (decoded, plain) in chunks.iter().zip(&utf8_chunks) {
-            // Config breadcrumbs start with the path, which differs.
-            let text = decoded["text"].as_str().unwrap();
-            assert_eq!(
-                text.replace(s(&wide_path), s(&utf8_path)),
-                plain["text"].as_str().unwrap()
-            );
-            if decoded["metadata"]["byte_range_of"] == "converted_markdown" {
-                // Not mapped to the file in either encoding (TOML tables are regrouped).
-                assert_eq!(byte_range(decoded), byte_range(plain));
-                continue;
-            }
-            mapped += 1;
-            let r = byte_range(decoded);
-            assert_eq!(
-                decode_utf16(&wide[r.start..r.end], false),
-                original[byte_range(plain)],
-                "{name}"
-            );
-        }
-    }
+    let mapped: usize = [("manifest.toml", toml), ("questions.json", json)]
+        .iter()
+        .map(|(name, original)| assert_utf16_reads_like_utf8(work.path(), name, original, false))
+        .sum();
     assert!(mapped > 10, "JSON members map to the file: {mapped}");
 }
 
@@ -510,45 +527,8 @@ fn source_code_in_utf16_with_a_byte_order_mark_reads_like_its_utf8_twin() {
         ("code/docs/rust/ignore/src/pathutil.rs", "pathutil.rs"),
     ] {
         let original = std::fs::read_to_string(shared(source)).unwrap();
-        // Same-length paths: a code chunk's breadcrumb is its path, which counts in its tokens.
-        let utf8_path = work.path().join("u").join(name);
-        std::fs::create_dir_all(utf8_path.parent().unwrap()).unwrap();
-        std::fs::write(&utf8_path, &original).unwrap();
-        let utf8_chunks = chunks_of(&utf8_path);
-        assert!(utf8_chunks.len() > 1, "{name}");
         for big_endian in [false, true] {
-            let wide_path = work
-                .path()
-                .join(["l", "b"][usize::from(big_endian)])
-                .join(name);
-            std::fs::create_dir_all(wide_path.parent().unwrap()).unwrap();
-            let wide = utf16_file(&original, big_endian);
-            std::fs::write(&wide_path, &wide).unwrap();
-            let out = run(&["chunks", "--json", s(&wide_path)]);
-            let stderr = String::from_utf8_lossy(&out.stderr);
-            assert_eq!(out.status.code(), Some(0), "{stderr}");
-            assert!(stderr.is_empty(), "exact offsets, no warning: {stderr}");
-            let chunks = json_lines(&String::from_utf8_lossy(&out.stdout));
-            assert_eq!(chunks.len(), utf8_chunks.len(), "{name}");
-            for (decoded, plain) in chunks.iter().zip(&utf8_chunks) {
-                // Code breadcrumbs start with the path, which differs.
-                let text = decoded["text"].as_str().unwrap();
-                assert_eq!(
-                    text.replace(s(&wide_path), s(&utf8_path)),
-                    plain["text"].as_str().unwrap()
-                );
-                if decoded["metadata"]["byte_range_of"] == "converted_markdown" {
-                    assert_eq!(byte_range(decoded), byte_range(plain));
-                    continue;
-                }
-                mapped += 1;
-                let r = byte_range(decoded);
-                assert_eq!(
-                    decode_utf16(&wide[r.start..r.end], big_endian),
-                    original[byte_range(plain)],
-                    "{name}"
-                );
-            }
+            mapped += assert_utf16_reads_like_utf8(work.path(), name, &original, big_endian);
         }
     }
     assert!(mapped > 10, "code sections map to the file: {mapped}");
