@@ -7,8 +7,6 @@
 //! `exp` and `erf` are our own polynomial versions rather than libm's, because libm calls do not
 //! vectorise. Their errors (about 2e-7 absolute) are far below the 1e-4 parity budget.
 
-use pulp::Arch;
-
 const LOG2E: f32 = std::f32::consts::LOG2_E;
 // ln 2 split in a part exact in few bits and a remainder (Cody–Waite), so x - n·ln2 stays exact.
 const LN2_HI: f32 = 0.693_145_75;
@@ -63,9 +61,10 @@ macro_rules! dispatch {
                 $body
             }
         }
-        Arch::new().dispatch($name { $($field,)* _life: std::marker::PhantomData })
+        pulp::Arch::new().dispatch($name { $($field,)* _life: std::marker::PhantomData })
     }};
 }
+pub(crate) use dispatch;
 
 /// x += bias, row by row (`bias.len()` is the row width).
 pub(crate) fn add_bias(x: &mut [f32], bias: &[f32]) {
