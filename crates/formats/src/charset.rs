@@ -68,11 +68,12 @@ fn decoded<'a>(
     })
 }
 
-/// The decoded text for a parser, refused when it holds NUL characters (binary data).
-pub(crate) fn checked_text<'a>(
-    page: &DecodedPage<'a>,
+/// The decoded text for a parser, borrowed from `page` (no copy), refused when it holds NUL
+/// characters (binary data).
+pub(crate) fn checked_text<'p>(
+    page: &'p DecodedPage<'_>,
     format: &'static str,
-) -> Result<Cow<'a, str>, FormatError> {
+) -> Result<Cow<'p, str>, FormatError> {
     if page.text.contains('\0') {
         return Err(FormatError::Invalid {
             format,
@@ -82,7 +83,7 @@ pub(crate) fn checked_text<'a>(
             ),
         });
     }
-    Ok(page.text.clone())
+    Ok(Cow::Borrowed(&page.text))
 }
 
 /// Source ranges of a decoded text count bytes of its UTF-8: maps them to the file's, or says

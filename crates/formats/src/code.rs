@@ -41,17 +41,16 @@ pub(crate) fn convert(lang: Language, bytes: &[u8]) -> Result<Converted, FormatE
     // UTF-16 with a byte order mark (Windows editors' "Unicode") is decoded; its spans are
     // mapped back to the file's bytes at the end. Any other encoding is refused, not guessed.
     let marked = charset::decode_marked(bytes);
-    let decoded;
-    let src: &str = match &marked {
-        Some(page) => {
-            decoded = charset::checked_text(page, lang.name())?;
-            &decoded
-        }
-        None => std::str::from_utf8(bytes).map_err(|e| FormatError::Invalid {
-            format: lang.name(),
-            reason: format!("source is not UTF-8 ({e})"),
-        })?,
+    let text = match &marked {
+        Some(page) => charset::checked_text(page, lang.name())?,
+        None => std::borrow::Cow::Borrowed(std::str::from_utf8(bytes).map_err(|e| {
+            FormatError::Invalid {
+                format: lang.name(),
+                reason: format!("source is not UTF-8 ({e})"),
+            }
+        })?),
     };
+    let src: &str = &text;
     let base = if src.starts_with('\u{feff}') { 3 } else { 0 };
     let cx = Cx::new(src, base);
     let tree = parse(lang, &src[base..])?;
