@@ -10,7 +10,7 @@ mod pg_support;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use common::*;
 use pg_support::PgServer;
@@ -570,6 +570,17 @@ fn one_writer_per_collection_and_collections_sync_side_by_side() {
     pg_run(&pg.url, "a,b", &["stats"], 2);
 }
 
+/// Whether a rag-index session holds an advisory lock: a sync has connected and is migrating
+/// or holds its collection's writer lock.
+fn writer_connected(pg: &PgServer) -> bool {
+    pg.psql(
+        "SELECT count(*) FROM pg_locks JOIN pg_stat_activity USING (pid) \
+         WHERE locktype = 'advisory' AND granted AND application_name = 'rag-index'",
+    )
+    .trim()
+        != "0"
+}
+
 /// A fresh server, and a folder of the first `files` corpus files synced to collection "docs".
 fn synced_docs(files: usize) -> (PgServer, tempfile::TempDir, std::path::PathBuf) {
     let pg = PgServer::start();
@@ -583,6 +594,14 @@ fn synced_docs(files: usize) -> (PgServer, tempfile::TempDir, std::path::PathBuf
 #[test]
 fn kill_and_lost_connections_mid_sync_leave_a_state_the_next_sync_repairs() {
     let (pg, _work, docs) = synced_docs(3);
+    // Interruptions are aimed inside a sync's measured duration, not a fixed range: on a fast
+    // machine a fixed range mostly lands after the sync has finished (CI once saw 0 of 4).
+    // A sync with nothing to do (start, connect, plan) is shorter than any trial's, so the first
+    // kill lands; then the aim grows after each hit (to reach the write and commit) and shrinks
+    // to inside a sync that finished first.
+    let started = Instant::now();
+    pg_sync(&pg.url, "docs", &docs);
+    let mut aim_ms = (started.elapsed().as_millis() as u64).max(20);
     let mut rng = fastrand::Rng::with_seed(env_number("RAG_KILL_SEED", 11));
     let trials = env_number("RAG_PG_KILL_TRIALS", 4) as usize;
     let mut interrupted = 0;
@@ -599,18 +618,37 @@ fn kill_and_lost_connections_mid_sync_leave_a_state_the_next_sync_repairs() {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        std::thread::sleep(Duration::from_millis(rng.u64(200..4_000)));
+        let spawned = Instant::now();
         let lost_connection = trial % 2 == 1;
-        if lost_connection {
+        let delay = if lost_connection {
+            // Only a connected sync can lose its connection: wait for its session first.
+            while child.try_wait().unwrap().is_none() && !writer_connected(&pg) {}
+            spawned.elapsed() + Duration::from_millis(rng.u64(0..aim_ms))
+        } else {
+            Duration::from_millis(rng.u64(5..aim_ms.max(6)))
+        };
+        while child.try_wait().unwrap().is_none() && spawned.elapsed() < delay {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        if child.try_wait().unwrap().is_some() {
+            aim_ms = (spawned.elapsed().as_millis() as u64 * 3 / 4).max(20);
+        } else if lost_connection {
+            aim_ms = aim_ms * 3 / 2;
             // The server side of the sync goes away (as a restart or a network cut would).
             pg.psql(
                 "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
                  WHERE application_name = 'rag-index' AND pid <> pg_backend_pid()",
             );
         } else {
+            aim_ms = aim_ms * 3 / 2;
             let _ = child.kill();
         }
         let out = child.wait_with_output().unwrap();
+        eprintln!(
+            "trial {trial}: delay {delay:?}, exit {:?} after {:?}",
+            out.status.code(),
+            spawned.elapsed()
+        );
         let after = pg_dump(&pg.url, "docs");
         if !out.status.success() {
             interrupted += 1;
