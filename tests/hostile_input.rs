@@ -287,9 +287,14 @@ fn readers_see_the_last_commit_after_a_killed_or_stopped_writer() {
             "reference/install-configuration/entrypoints.md",
         ],
     );
+    // Signals are timed as fractions of how long this sync takes here (into a scratch index),
+    // so they land inside it on a fast machine as well as a slow one.
+    let started = Instant::now();
+    sync(&docs, &work.path().join("scratch"), 0);
+    let takes = started.elapsed();
     let mut killed_mid_sync = 0;
-    for (signal, after_ms) in [("-KILL", 1500), ("-KILL", 2500), ("-TERM", 1500)] {
-        let code = sync_and_signal(&docs, &index, signal, Duration::from_millis(after_ms));
+    for (signal, fraction) in [("-KILL", 0.3), ("-KILL", 0.6), ("-TERM", 0.3)] {
+        let code = sync_and_signal(&docs, &index, signal, takes.mul_f64(fraction));
         if code.is_some_and(|c| c == 0) {
             continue; // finished before the signal: nothing to test this round
         }
