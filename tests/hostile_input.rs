@@ -257,12 +257,8 @@ fn sync_and_signal(docs: &Path, index: &Path, signal: &str, after: Duration) -> 
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let started = Instant::now();
-    while started.elapsed() < after {
-        if let Some(status) = child.try_wait().unwrap() {
-            return status.code();
-        }
-        std::thread::sleep(Duration::from_millis(10));
+    if !still_running_at(&mut child, Instant::now(), after) {
+        return child.wait().unwrap().code();
     }
     Command::new("kill")
         .args([signal, &child.id().to_string()])

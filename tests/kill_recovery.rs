@@ -63,18 +63,12 @@ fn sigkill_at_random_moments_never_leaves_an_index_the_next_sync_cannot_repair()
             .unwrap();
         let delay = Duration::from_millis(rng.u64(5..delay_cap_ms));
         let spawned = std::time::Instant::now();
-        loop {
-            if child.try_wait().unwrap().is_some() {
-                // Finished before its kill: aim the next kills within such a sync's duration.
-                let took = spawned.elapsed().as_millis() as u64;
-                delay_cap_ms = (took * 3 / 2).clamp(50, 3_000);
-                break;
-            }
-            if spawned.elapsed() >= delay {
-                interrupted += 1;
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(2));
+        if still_running_at(&mut child, spawned, delay) {
+            interrupted += 1;
+        } else {
+            // Finished before its kill: aim the next kills within such a sync's duration.
+            let took = spawned.elapsed().as_millis() as u64;
+            delay_cap_ms = (took * 3 / 2).clamp(50, 3_000);
         }
         child.kill().ok(); // SIGKILL
         child.wait().unwrap();

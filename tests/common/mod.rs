@@ -44,6 +44,22 @@ pub fn env_number(name: &str, default: u64) -> u64 {
         .unwrap_or(default)
 }
 
+/// Waits until `child` exits or `at` has passed since `started`. True when it is still
+/// running then, so a signal sent now lands inside its work.
+pub fn still_running_at(
+    child: &mut std::process::Child,
+    started: std::time::Instant,
+    at: std::time::Duration,
+) -> bool {
+    while started.elapsed() < at {
+        if child.try_wait().unwrap().is_some() {
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    child.try_wait().unwrap().is_none()
+}
+
 /// The binary under test.
 pub fn rag_index() -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_rag-index"));
