@@ -7,6 +7,8 @@
 //! ```
 //! Each prints one JSON line: requests, errors, throughput (req/s), p50_ms, p99_ms. The load is
 //! bounded: every client sends one request at a time and all stop at the deadline.
+//! `$RAG_INDEX_PRECISION` picks the precision and `$RAG_BENCH_EMBED_THREADS` the embedder's
+//! threads (default: every core), so one binary measures each setting.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -62,6 +64,9 @@ fn embedder() -> Embedder {
         .filter(|p| !p.is_empty())
     {
         config.precision = precision.parse().expect("precision");
+    }
+    if let Ok(threads) = std::env::var("RAG_BENCH_EMBED_THREADS") {
+        config.threads = Some(threads.parse().expect("RAG_BENCH_EMBED_THREADS"));
     }
     Embedder::load(&dir, config).expect("model loads")
 }

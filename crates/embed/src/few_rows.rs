@@ -12,14 +12,16 @@
 //! vector never depends on whether it was embedded alone or in a batch. A query vector differs
 //! from the GEMM's in rounding only (`tests/parity.rs` holds both to sentence-transformers).
 //!
-//! AVX2 + FMA (through `pulp`, chosen at run time) or a portable loop otherwise.
+//! AVX-512 or AVX2 + FMA (through `pulp`, chosen at run time), or a portable loop otherwise.
+//! The two vector kernels give the same bits: each output is the same chain of fused
+//! multiply-adds over the inputs in order, only more of them run side by side in 512 bits.
 
 use rayon::prelude::*;
 
 use crate::kernels;
 
 #[cfg(target_arch = "x86_64")]
-use pulp::x86::V3;
+use pulp::x86::{V3, V4};
 
 /// Rows this kernel is for; more rows are the GEMM's.
 pub(crate) const MAX_ROWS: usize = 64;
@@ -27,10 +29,15 @@ pub(crate) const MAX_ROWS: usize = 64;
 const LANES: usize = 8;
 /// Output columns per micro-tile (and panel): two vectors.
 const PANEL: usize = 2 * LANES;
-/// Rows per micro-tile: 6 rows × 2 vectors = 12 accumulators, plus two weight vectors and one
-/// broadcast, within AVX2's 16 registers.
+/// Rows per AVX2 micro-tile: 6 rows × 2 vectors = 12 accumulators, plus two weight vectors and
+/// one broadcast, within AVX2's 16 registers.
 #[cfg(target_arch = "x86_64")]
 const TILE_ROWS: usize = 6;
+/// Rows per AVX-512 micro-tile: a panel line is one 512-bit vector, so 16 rows are 16
+/// accumulators of AVX-512's 32 registers, and each weight load serves up to 16 rows (a
+/// 19-token query is two passes over a panel, not four).
+#[cfg(target_arch = "x86_64")]
+const TILE_ROWS_512: usize = 16;
 /// Panels per parallel task.
 const TASK_PANELS: usize = 4;
 
@@ -71,6 +78,10 @@ impl PanelWeights {
     /// `x` (rows × inputs) times the weights: rows × outputs. Splits the panels over the
     /// current rayon pool, so each thread streams its share of the weights once.
     pub(crate) fn matmul(&self, x: &[f32]) -> Vec<f32> {
+        self.matmul_with(Kernel::detect(), x)
+    }
+
+    fn matmul_with(&self, kernel: Kernel, x: &[f32]) -> Vec<f32> {
         let (inputs, outputs) = (self.inputs, self.outputs);
         let rows = x.len().checked_div(inputs).unwrap_or(0);
         let mut out = vec![0f32; rows * outputs];
@@ -78,7 +89,7 @@ impl PanelWeights {
             return out;
         }
         let panels = outputs.div_ceil(PANEL);
-        let tiles = RowTiles::new(x, rows, inputs);
+        let tiles = RowTiles::new(x, rows, inputs, kernel.tile_rows());
         let blocks: Vec<Vec<f32>> = (0..panels.div_ceil(TASK_PANELS))
             .into_par_iter()
             .map(|b| {
@@ -86,7 +97,7 @@ impl PanelWeights {
                 let mut block = vec![0f32; rows * ps.len() * PANEL];
                 for (i, p) in ps.enumerate() {
                     let tile = &mut block[i * rows * PANEL..(i + 1) * rows * PANEL];
-                    self.panel_product(x, &tiles, p, tile);
+                    self.panel_product(kernel, x, &tiles, p, tile);
                 }
                 block
             })
@@ -105,17 +116,37 @@ impl PanelWeights {
     }
 
     /// Panel `p` of the product for every row, into `tile` (rows × 16).
-    fn panel_product(&self, x: &[f32], tiles: &RowTiles, p: usize, tile: &mut [f32]) {
+    fn panel_product(
+        &self,
+        kernel: Kernel,
+        x: &[f32],
+        tiles: &RowTiles,
+        p: usize,
+        tile: &mut [f32],
+    ) {
         let panel = self.panel(p);
-        #[cfg(target_arch = "x86_64")]
-        if let Some(simd) = V3::try_new() {
-            simd.vectorize(Avx2Panel {
-                simd,
-                tiles,
-                panel,
-                tile,
-            });
-            return;
+        match kernel {
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx512(simd) => {
+                simd.vectorize(Avx512Panel {
+                    simd,
+                    tiles,
+                    panel,
+                    tile,
+                });
+                return;
+            }
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx2(simd) => {
+                simd.vectorize(Avx2Panel {
+                    simd,
+                    tiles,
+                    panel,
+                    tile,
+                });
+                return;
+            }
+            Kernel::Portable => {}
         }
         for r in 0..tiles.rows {
             let xr = &x[r * self.inputs..(r + 1) * self.inputs];
@@ -130,9 +161,45 @@ impl PanelWeights {
     }
 }
 
-/// The rows of one product in tiles of at most six (19 rows: 5, 5, 5, 4, not 6, 6, 6, 1: a
-/// one-row tile loads as many weights per multiply-add as it computes), each tile stored
-/// input-major, `[k][m]`, so the kernel reads one tile's values for an input as one array.
+/// The vector kernel this CPU runs, found once per product.
+#[derive(Clone, Copy)]
+enum Kernel {
+    #[cfg(target_arch = "x86_64")]
+    Avx512(V4),
+    #[cfg(target_arch = "x86_64")]
+    Avx2(V3),
+    Portable,
+}
+
+impl Kernel {
+    fn detect() -> Kernel {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(simd) = V4::try_new() {
+            return Kernel::Avx512(simd);
+        }
+        #[cfg(target_arch = "x86_64")]
+        if let Some(simd) = V3::try_new() {
+            return Kernel::Avx2(simd);
+        }
+        Kernel::Portable
+    }
+
+    /// Rows per tile: what the kernel's registers hold (the portable loop ignores tiles).
+    fn tile_rows(self) -> usize {
+        match self {
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx512(_) => TILE_ROWS_512,
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx2(_) => TILE_ROWS,
+            Kernel::Portable => MAX_ROWS,
+        }
+    }
+}
+
+/// The rows of one product in tiles of at most the kernel's tile rows, evened out (19 rows
+/// in tiles of six: 5, 5, 5, 4, not 6, 6, 6, 1: a one-row tile loads as many weights per
+/// multiply-add as it computes), each tile stored input-major, `[k][m]`, so the kernel reads
+/// one tile's values for an input as one array.
 struct RowTiles {
     rows: usize,
     /// (first row, rows in the tile, values).
@@ -140,8 +207,8 @@ struct RowTiles {
 }
 
 impl RowTiles {
-    fn new(x: &[f32], rows: usize, inputs: usize) -> RowTiles {
-        let count = rows.div_ceil(TILE_ROWS);
+    fn new(x: &[f32], rows: usize, inputs: usize, tile_rows: usize) -> RowTiles {
+        let count = rows.div_ceil(tile_rows);
         let mut row0 = 0;
         let tiles = (0..count)
             .map(|t| {
@@ -226,6 +293,71 @@ fn rows_tile<const M: usize>(
         let hi: [f32; LANES] = cast(pair[1]);
         tile[at..at + LANES].copy_from_slice(&lo);
         tile[at + LANES..at + PANEL].copy_from_slice(&hi);
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+struct Avx512Panel<'a> {
+    simd: V4,
+    tiles: &'a RowTiles,
+    panel: &'a [f32],
+    tile: &'a mut [f32],
+}
+
+#[cfg(target_arch = "x86_64")]
+impl pulp::NullaryFnOnce for Avx512Panel<'_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn call(self) {
+        let Avx512Panel {
+            simd,
+            tiles,
+            panel,
+            tile,
+        } = self;
+        for (row0, size, values) in &tiles.tiles {
+            let (row0, values) = (*row0, values.as_slice());
+            macro_rules! sizes {
+                ($($m:literal)*) => {
+                    match size {
+                        $($m => rows_tile_512::<$m>(simd, values, row0, panel, tile),)*
+                        _ => rows_tile_512::<1>(simd, values, row0, panel, tile),
+                    }
+                };
+            }
+            sizes!(16 15 14 13 12 11 10 9 8 7 6 5 4 3 2);
+        }
+    }
+}
+
+/// [`rows_tile`] in 512 bits: a panel line (16 outputs) is one vector, so a row needs one
+/// accumulator, not two. Each lane runs the same fused multiply-adds in the same order.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn rows_tile_512<const M: usize>(
+    simd: V4,
+    values: &[f32],
+    row0: usize,
+    panel: &[f32],
+    tile: &mut [f32],
+) {
+    use core::arch::x86_64::__m512;
+    use pulp::bytemuck::cast;
+    let mut acc: [__m512; M] = [simd.avx512f._mm512_setzero_ps(); M];
+    let (lines, _) = pulp::as_arrays::<PANEL, f32>(panel);
+    let (inputs, _) = pulp::as_arrays::<M, f32>(values);
+    for (line, xs) in lines.iter().zip(inputs) {
+        let w: __m512 = cast(*line);
+        for m in 0..M {
+            let v = simd.avx512f._mm512_set1_ps(xs[m]);
+            acc[m] = simd.avx512f._mm512_fmadd_ps(v, w, acc[m]);
+        }
+    }
+    for (m, sums) in acc.iter().enumerate() {
+        let at = (row0 + m) * PANEL;
+        let sums: [f32; PANEL] = cast(*sums);
+        tile[at..at + PANEL].copy_from_slice(&sums);
     }
 }
 
@@ -338,6 +470,32 @@ mod tests {
                         );
                     }
                 }
+            }
+        }
+    }
+
+    /// The AVX-512 and AVX2 kernels (where this CPU runs them) give the same bits, for row
+    /// counts on both sides of each kernel's tile size and a partial last panel.
+    #[test]
+    #[cfg(target_arch = "x86_64")]
+    fn the_vector_kernels_give_the_same_bits() {
+        let (Some(v4), Some(v3)) = (V4::try_new(), V3::try_new()) else {
+            eprintln!("skipped: this CPU lacks AVX-512 or AVX2");
+            return;
+        };
+        for (inputs, outputs) in [(384, 1152), (1536, 384), (13, 37)] {
+            let w = values(inputs as u64 + 7, inputs * outputs);
+            let packed = PanelWeights::new(&w, inputs, outputs);
+            for rows in [1, 5, 6, 7, 12, 16, 17, 19, 33, MAX_ROWS] {
+                let x = values(rows as u64 + 3, rows * inputs);
+                let wide = packed.matmul_with(Kernel::Avx512(v4), &x);
+                let narrow = packed.matmul_with(Kernel::Avx2(v3), &x);
+                assert!(
+                    wide.iter()
+                        .zip(&narrow)
+                        .all(|(a, b)| a.to_bits() == b.to_bits()),
+                    "inputs={inputs} outputs={outputs} rows={rows}"
+                );
             }
         }
     }
