@@ -533,3 +533,59 @@ fn source_code_in_utf16_with_a_byte_order_mark_reads_like_its_utf8_twin() {
     }
     assert!(mapped > 10, "code sections map to the file: {mapped}");
 }
+
+/// UTF-16 without a byte order mark, in every text format: refused by name with the reason
+/// (ASCII in UTF-16 is valid UTF-8, so a parser would otherwise read a NUL between every two
+/// characters), while the folder's UTF-8 file is indexed and the refused ones leave no chunk.
+#[test]
+fn utf16_without_a_mark_is_refused_by_name_in_every_text_format() {
+    let work = tempfile::tempdir().unwrap();
+    let docs = work.path().join("docs");
+    std::fs::create_dir(&docs).unwrap();
+    let readme = std::fs::read(corpus_dir().join("expose/docker/advanced.md")).unwrap();
+    std::fs::write(docs.join("readme.md"), &readme).unwrap();
+    let sources = [
+        (shared("code/docs/python/json/decoder.py"), "py"),
+        (shared("code/docs/rust/ignore/src/pathutil.rs"), "rs"),
+        (
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml"),
+            "toml",
+        ),
+        (questions_file(), "jsonl"),
+        (shared("python-docs/docs/howto/argparse.html"), "html"),
+        (corpus_dir().join("expose/docker/basic.md"), "md"),
+    ];
+    let mut refused = Vec::new();
+    for (source, ext) in &sources {
+        let text = std::fs::read_to_string(source).unwrap();
+        // A JSON document, not JSON lines.
+        let (text, ext) = if *ext == "jsonl" {
+            (serde_json::to_string_pretty(&questions()).unwrap(), "json")
+        } else {
+            (text, *ext)
+        };
+        for big_endian in [false, true] {
+            let name = format!("wide-{}.{ext}", if big_endian { "be" } else { "le" });
+            let marked = utf16_file(&text, big_endian);
+            std::fs::write(docs.join(&name), &marked[2..]).unwrap();
+            refused.push(name);
+        }
+    }
+    let index = work.path().join("index");
+    let out = run(&["sync", s(&docs), "--index", s(&index)]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    for name in &refused {
+        assert!(
+            stderr.lines().any(|l| l.contains(name.as_str())
+                && l.contains("UTF-16 text without a byte order mark")),
+            "{name} is not refused as unmarked UTF-16:\n{stderr}"
+        );
+    }
+    let chunks = dump(&index);
+    assert!(!chunks.is_empty());
+    for chunk in &chunks {
+        assert_eq!(chunk["path"], "readme.md", "{chunk}");
+        assert!(!chunk["text"].as_str().unwrap().contains('\0'));
+    }
+}

@@ -39,7 +39,7 @@ impl<'a> FileText<'a> {
             return Ok(FileText::Utf16(page));
         }
         if let Some(at) = bytes.iter().position(|&b| b == 0) {
-            return Err(if looks_like_utf16(bytes) {
+            return Err(if rag_formats::looks_like_utf16(bytes) {
                 format!(
                     "UTF-16 text without a byte order mark (NUL byte at offset {at}); not \
                      indexed: save it as UTF-8, or as UTF-16 with a byte order mark"
@@ -73,25 +73,6 @@ impl<'a> FileText<'a> {
             FileText::Utf16(page) => page.file_ranges(bytes, ranges),
         }
     }
-}
-
-/// ASCII text in UTF-16 without a mark: most NUL bytes of its first kilobytes sit at the same
-/// parity, with a printable byte beside each.
-fn looks_like_utf16(bytes: &[u8]) -> bool {
-    let head = &bytes[..bytes.len().min(4096) & !1];
-    let pairs = head.len() / 2;
-    if pairs < 4 {
-        return false;
-    }
-    let (mut nul_high, mut nul_low) = (0, 0);
-    for pair in head.chunks_exact(2) {
-        match pair {
-            [0, b] if b.is_ascii_graphic() || b.is_ascii_whitespace() => nul_high += 1,
-            [b, 0] if b.is_ascii_graphic() || b.is_ascii_whitespace() => nul_low += 1,
-            _ => {}
-        }
-    }
-    nul_high.max(nul_low) * 10 >= pairs * 9
 }
 
 #[cfg(test)]

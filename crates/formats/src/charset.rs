@@ -68,6 +68,45 @@ fn decoded<'a>(
     })
 }
 
+/// Refuses `bytes` when they hold a NUL byte, which no text format has: as UTF-16 without a
+/// byte order mark when they look like it (its ASCII letters alternate with NULs, and such text
+/// is also valid UTF-8, so it would otherwise be parsed with a NUL between every two
+/// characters), else as binary data. Decoding unmarked UTF-16 would be a guess, so it is not.
+pub(crate) fn refuse_nul_bytes(format: &'static str, bytes: &[u8]) -> Result<(), FormatError> {
+    let Some(at) = bytes.iter().position(|&b| b == 0) else {
+        return Ok(());
+    };
+    let reason = if looks_like_utf16(bytes) {
+        format!(
+            "UTF-16 text without a byte order mark (NUL byte at offset {at}); save it as UTF-8, \
+             or as UTF-16 with a byte order mark"
+        )
+    } else {
+        let nuls = bytes.iter().filter(|&&b| b == 0).count();
+        format!("{nuls} NUL bytes: binary data, not text")
+    };
+    Err(FormatError::Invalid { format, reason })
+}
+
+/// ASCII text in UTF-16 without a mark: most NUL bytes of its first kilobytes sit at the same
+/// parity, with a printable byte beside each.
+pub fn looks_like_utf16(bytes: &[u8]) -> bool {
+    let head = &bytes[..bytes.len().min(4096) & !1];
+    let pairs = head.len() / 2;
+    if pairs < 4 {
+        return false;
+    }
+    let (mut nul_high, mut nul_low) = (0, 0);
+    for pair in head.chunks_exact(2) {
+        match pair {
+            [0, b] if b.is_ascii_graphic() || b.is_ascii_whitespace() => nul_high += 1,
+            [b, 0] if b.is_ascii_graphic() || b.is_ascii_whitespace() => nul_low += 1,
+            _ => {}
+        }
+    }
+    nul_high.max(nul_low) * 10 >= pairs * 9
+}
+
 /// The decoded text for a parser, borrowed from `page` (no copy), refused when it holds NUL
 /// characters (binary data).
 pub(crate) fn checked_text<'p>(
@@ -210,6 +249,28 @@ fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nul_bytes_are_refused_as_unmarked_utf16_or_as_binary() {
+        let text = "def f(x):\n    return x + 1\n";
+        let le: Vec<u8> = text.encode_utf16().flat_map(u16::to_le_bytes).collect();
+        let be: Vec<u8> = text.encode_utf16().flat_map(u16::to_be_bytes).collect();
+        for (bytes, at) in [(&le, 1), (&be, 0)] {
+            let reason = refuse_nul_bytes("python", bytes).unwrap_err().to_string();
+            assert!(
+                reason.contains(&format!(
+                    "UTF-16 text without a byte order mark (NUL byte at offset {at})"
+                )),
+                "{reason}"
+            );
+        }
+        let binary = [
+            0x7f, b'E', b'L', b'F', 2, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0x3e,
+        ];
+        let reason = refuse_nul_bytes("python", &binary).unwrap_err().to_string();
+        assert!(reason.contains("NUL bytes: binary data"), "{reason}");
+        assert!(refuse_nul_bytes("python", text.as_bytes()).is_ok());
+    }
 
     #[test]
     fn the_declaration_or_the_mark_decides_and_utf8_stays_on_its_path() {

@@ -130,19 +130,14 @@ pub(crate) fn check_size(bytes: &[u8]) -> Result<(), FormatError> {
 }
 
 /// Decodes a text format: UTF-8 as is (BOM dropped), lossily when only a few bytes are invalid,
-/// `Invalid` when the bytes are not text (NULs, or many invalid sequences).
+/// `Invalid` when the bytes are not text (NULs, or many invalid sequences) or are UTF-16
+/// without a byte order mark.
 pub(crate) fn decode_text<'a>(
     format: &'static str,
     bytes: &'a [u8],
 ) -> Result<std::borrow::Cow<'a, str>, FormatError> {
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-    let nuls = bytes.iter().filter(|&&b| b == 0).count();
-    if nuls > 0 {
-        return Err(FormatError::Invalid {
-            format,
-            reason: format!("{nuls} NUL bytes: binary data, not text"),
-        });
-    }
+    crate::charset::refuse_nul_bytes(format, bytes)?;
     match std::str::from_utf8(bytes) {
         Ok(s) => Ok(std::borrow::Cow::Borrowed(s)),
         Err(_) => {
