@@ -534,11 +534,12 @@ fn source_code_in_utf16_with_a_byte_order_mark_reads_like_its_utf8_twin() {
     assert!(mapped > 10, "code sections map to the file: {mapped}");
 }
 
-/// UTF-16 without a byte order mark, in every text format: refused by name with the reason
-/// (ASCII in UTF-16 is valid UTF-8, so a parser would otherwise read a NUL between every two
-/// characters), while the folder's UTF-8 file is indexed and the refused ones leave no chunk.
+/// UTF-16 without a byte order mark and UTF-32, in every text format: refused by name with the
+/// reason (ASCII in UTF-16 is valid UTF-8, and UTF-32 LE's mark starts like UTF-16 LE's, so a
+/// parser would otherwise read NULs between the characters), while the folder's UTF-8 file is
+/// indexed and the refused ones leave no chunk.
 #[test]
-fn utf16_without_a_mark_is_refused_by_name_in_every_text_format() {
+fn utf16_without_a_mark_and_utf32_are_refused_by_name_in_every_text_format() {
     let work = tempfile::tempdir().unwrap();
     let docs = work.path().join("docs");
     std::fs::create_dir(&docs).unwrap();
@@ -568,18 +569,32 @@ fn utf16_without_a_mark_is_refused_by_name_in_every_text_format() {
             let name = format!("wide-{}.{ext}", if big_endian { "be" } else { "le" });
             let marked = utf16_file(&text, big_endian);
             std::fs::write(docs.join(&name), &marked[2..]).unwrap();
-            refused.push(name);
+            refused.push((name, "UTF-16 text without a byte order mark"));
+            // UTF-32 with its mark, which starts like UTF-16 LE's.
+            let name = format!("wider-{}.{ext}", if big_endian { "be" } else { "le" });
+            let mut utf32: Vec<u8> = Vec::new();
+            for c in std::iter::once('\u{feff}').chain(text.chars()) {
+                let c = c as u32;
+                utf32.extend(if big_endian {
+                    c.to_be_bytes()
+                } else {
+                    c.to_le_bytes()
+                });
+            }
+            std::fs::write(docs.join(&name), &utf32).unwrap();
+            refused.push((name, "UTF-32 text"));
         }
     }
     let index = work.path().join("index");
     let out = run(&["sync", s(&docs), "--index", s(&index)]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
-    for name in &refused {
+    for (name, reason) in &refused {
         assert!(
-            stderr.lines().any(|l| l.contains(name.as_str())
-                && l.contains("UTF-16 text without a byte order mark")),
-            "{name} is not refused as unmarked UTF-16:\n{stderr}"
+            stderr
+                .lines()
+                .any(|l| l.contains(name.as_str()) && l.contains(reason)),
+            "{name} is not refused as {reason}:\n{stderr}"
         );
     }
     let chunks = dump(&index);

@@ -68,6 +68,18 @@ fn decoded<'a>(
     })
 }
 
+/// Refuses UTF-32, known by its byte order mark. The mark of UTF-32 LE begins with UTF-16 LE's,
+/// so read on it would be parsed as UTF-16 with a NUL after every character.
+pub(crate) fn refuse_utf32(format: &'static str, bytes: &[u8]) -> Result<(), FormatError> {
+    if bytes.starts_with(&[0xFF, 0xFE, 0, 0]) || bytes.starts_with(&[0, 0, 0xFE, 0xFF]) {
+        return Err(FormatError::Invalid {
+            format,
+            reason: "UTF-32 text (byte order mark); save it as UTF-8".into(),
+        });
+    }
+    Ok(())
+}
+
 /// Refuses `bytes` when they hold a NUL byte, which no text format has: as UTF-16 without a
 /// byte order mark when they look like it (its ASCII letters alternate with NULs, and such text
 /// is also valid UTF-8, so it would otherwise be parsed with a NUL between every two

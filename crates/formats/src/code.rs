@@ -41,6 +41,7 @@ pub(crate) fn convert(lang: Language, bytes: &[u8]) -> Result<Converted, FormatE
     // UTF-16 with a byte order mark (Windows editors' "Unicode") is decoded; its spans are
     // mapped back to the file's bytes at the end. Any other encoding is refused, not guessed
     // (ASCII in UTF-16 without a mark is valid UTF-8: its NULs are what give it away).
+    charset::refuse_utf32(lang.name(), bytes)?;
     let marked = charset::decode_marked(bytes);
     if marked.is_none() {
         charset::refuse_nul_bytes(lang.name(), bytes)?;

@@ -40,6 +40,7 @@ pub(crate) fn convert(kind: ConfigKind, bytes: &[u8]) -> Result<Converted, Forma
         #[allow(unreachable_patterns)]
         _ => ("config", ""),
     };
+    charset::refuse_utf32(name, bytes)?;
     let marked = charset::decode_marked(bytes);
     let src = match &marked {
         Some(text) => charset::checked_text(text, name)?,

@@ -20,6 +20,7 @@ const MAX_COLUMNS: usize = 64;
 
 pub(crate) fn convert(bytes: &[u8]) -> Result<Converted, FormatError> {
     check_size(bytes)?;
+    charset::refuse_utf32("html", bytes)?;
     let declared = charset::decode_declared(bytes);
     let text = match &declared {
         Some(page) => charset::checked_text(page, "html")?,
