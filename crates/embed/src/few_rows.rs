@@ -128,7 +128,7 @@ impl PanelWeights {
         match kernel {
             #[cfg(target_arch = "x86_64")]
             Kernel::Avx512(simd) => {
-                simd.vectorize(Avx512Panel {
+                simd.vectorize(PanelTask {
                     simd,
                     tiles,
                     panel,
@@ -138,7 +138,7 @@ impl PanelWeights {
             }
             #[cfg(target_arch = "x86_64")]
             Kernel::Avx2(simd) => {
-                simd.vectorize(Avx2Panel {
+                simd.vectorize(PanelTask {
                     simd,
                     tiles,
                     panel,
@@ -228,36 +228,66 @@ impl RowTiles {
     }
 }
 
+/// One panel's product for every tile of rows, in a vector ISA's micro-tiles.
 #[cfg(target_arch = "x86_64")]
-struct Avx2Panel<'a> {
-    simd: V3,
+struct PanelTask<'a, S> {
+    simd: S,
     tiles: &'a RowTiles,
     panel: &'a [f32],
     tile: &'a mut [f32],
 }
 
+/// A vector ISA's micro-tile: rows `row0 .. row0 + size` of one panel's product.
 #[cfg(target_arch = "x86_64")]
-impl pulp::NullaryFnOnce for Avx2Panel<'_> {
+trait PanelTile: Copy {
+    fn rows_tile(self, size: usize, values: &[f32], row0: usize, panel: &[f32], tile: &mut [f32]);
+}
+
+#[cfg(target_arch = "x86_64")]
+impl PanelTile for V3 {
+    #[inline(always)]
+    fn rows_tile(self, size: usize, values: &[f32], row0: usize, panel: &[f32], tile: &mut [f32]) {
+        match size {
+            6 => rows_tile::<6>(self, values, row0, panel, tile),
+            5 => rows_tile::<5>(self, values, row0, panel, tile),
+            4 => rows_tile::<4>(self, values, row0, panel, tile),
+            3 => rows_tile::<3>(self, values, row0, panel, tile),
+            2 => rows_tile::<2>(self, values, row0, panel, tile),
+            _ => rows_tile::<1>(self, values, row0, panel, tile),
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+impl PanelTile for V4 {
+    #[inline(always)]
+    fn rows_tile(self, size: usize, values: &[f32], row0: usize, panel: &[f32], tile: &mut [f32]) {
+        macro_rules! sizes {
+            ($($m:literal)*) => {
+                match size {
+                    $($m => rows_tile_512::<$m>(self, values, row0, panel, tile),)*
+                    _ => rows_tile_512::<1>(self, values, row0, panel, tile),
+                }
+            };
+        }
+        sizes!(16 15 14 13 12 11 10 9 8 7 6 5 4 3 2);
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+impl<S: PanelTile> pulp::NullaryFnOnce for PanelTask<'_, S> {
     type Output = ();
 
     #[inline(always)]
     fn call(self) {
-        let Avx2Panel {
+        let PanelTask {
             simd,
             tiles,
             panel,
             tile,
         } = self;
         for (row0, size, values) in &tiles.tiles {
-            let (row0, values) = (*row0, values.as_slice());
-            match size {
-                6 => rows_tile::<6>(simd, values, row0, panel, tile),
-                5 => rows_tile::<5>(simd, values, row0, panel, tile),
-                4 => rows_tile::<4>(simd, values, row0, panel, tile),
-                3 => rows_tile::<3>(simd, values, row0, panel, tile),
-                2 => rows_tile::<2>(simd, values, row0, panel, tile),
-                _ => rows_tile::<1>(simd, values, row0, panel, tile),
-            }
+            simd.rows_tile(*size, values, *row0, panel, tile);
         }
     }
 }
@@ -293,41 +323,6 @@ fn rows_tile<const M: usize>(
         let hi: [f32; LANES] = cast(pair[1]);
         tile[at..at + LANES].copy_from_slice(&lo);
         tile[at + LANES..at + PANEL].copy_from_slice(&hi);
-    }
-}
-
-#[cfg(target_arch = "x86_64")]
-struct Avx512Panel<'a> {
-    simd: V4,
-    tiles: &'a RowTiles,
-    panel: &'a [f32],
-    tile: &'a mut [f32],
-}
-
-#[cfg(target_arch = "x86_64")]
-impl pulp::NullaryFnOnce for Avx512Panel<'_> {
-    type Output = ();
-
-    #[inline(always)]
-    fn call(self) {
-        let Avx512Panel {
-            simd,
-            tiles,
-            panel,
-            tile,
-        } = self;
-        for (row0, size, values) in &tiles.tiles {
-            let (row0, values) = (*row0, values.as_slice());
-            macro_rules! sizes {
-                ($($m:literal)*) => {
-                    match size {
-                        $($m => rows_tile_512::<$m>(simd, values, row0, panel, tile),)*
-                        _ => rows_tile_512::<1>(simd, values, row0, panel, tile),
-                    }
-                };
-            }
-            sizes!(16 15 14 13 12 11 10 9 8 7 6 5 4 3 2);
-        }
     }
 }
 
