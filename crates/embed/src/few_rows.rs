@@ -127,25 +127,9 @@ impl PanelWeights {
         let panel = self.panel(p);
         match kernel {
             #[cfg(target_arch = "x86_64")]
-            Kernel::Avx512(simd) => {
-                simd.vectorize(PanelTask {
-                    simd,
-                    tiles,
-                    panel,
-                    tile,
-                });
-                return;
-            }
+            Kernel::Avx512(simd) => return run_tiles(simd, tiles, panel, tile),
             #[cfg(target_arch = "x86_64")]
-            Kernel::Avx2(simd) => {
-                simd.vectorize(PanelTask {
-                    simd,
-                    tiles,
-                    panel,
-                    tile,
-                });
-                return;
-            }
+            Kernel::Avx2(simd) => return run_tiles(simd, tiles, panel, tile),
             Kernel::Portable => {}
         }
         for r in 0..tiles.rows {
@@ -226,6 +210,22 @@ impl RowTiles {
             .collect();
         RowTiles { rows, tiles }
     }
+}
+
+/// Runs [`PanelTask`] compiled for `simd`'s instruction set.
+#[cfg(target_arch = "x86_64")]
+fn run_tiles<S: PanelTile + pulp::Simd>(
+    simd: S,
+    tiles: &RowTiles,
+    panel: &[f32],
+    tile: &mut [f32],
+) {
+    simd.vectorize(PanelTask {
+        simd,
+        tiles,
+        panel,
+        tile,
+    });
 }
 
 /// One panel's product for every tile of rows, in a vector ISA's micro-tiles.
