@@ -69,7 +69,7 @@ fn decoded<'a>(
 }
 
 /// Refuses UTF-32, known by its byte order mark. The mark of UTF-32 LE begins with UTF-16 LE's,
-/// so read on it would be parsed as UTF-16 with a NUL after every character.
+/// so a decoder going by the mark would read it as UTF-16 with a NUL after every character.
 pub(crate) fn refuse_utf32(format: &'static str, bytes: &[u8]) -> Result<(), FormatError> {
     if bytes.starts_with(&[0xFF, 0xFE, 0, 0]) || bytes.starts_with(&[0, 0, 0xFE, 0xFF]) {
         return Err(FormatError::Invalid {
