@@ -23,7 +23,7 @@ impl<'a> FileText<'a> {
     /// Decodes `bytes`; the error is a reason for the user.
     pub(crate) fn decode(bytes: &'a [u8]) -> Result<FileText<'a>, String> {
         // Before the UTF-16 check: a UTF-32 LE mark starts with UTF-16 LE's.
-        if bytes.starts_with(&[0xFF, 0xFE, 0, 0]) || bytes.starts_with(&[0, 0, 0xFE, 0xFF]) {
+        if rag_formats::utf32_marked(bytes) {
             return Err("UTF-32 text (byte order mark); not indexed: save it as UTF-8".into());
         }
         if let Some(page) = rag_formats::decode_marked(bytes) {

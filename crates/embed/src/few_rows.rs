@@ -168,14 +168,15 @@ impl Kernel {
         Kernel::Portable
     }
 
-    /// Rows per tile: what the kernel's registers hold (the portable loop ignores tiles).
-    fn tile_rows(self) -> usize {
+    /// Rows per tile: what the kernel's registers hold; `None` for the portable loop, which
+    /// reads the rows as they are.
+    fn tile_rows(self) -> Option<usize> {
         match self {
             #[cfg(target_arch = "x86_64")]
-            Kernel::Avx512(_) => TILE_ROWS_512,
+            Kernel::Avx512(_) => Some(TILE_ROWS_512),
             #[cfg(target_arch = "x86_64")]
-            Kernel::Avx2(_) => TILE_ROWS,
-            Kernel::Portable => MAX_ROWS,
+            Kernel::Avx2(_) => Some(TILE_ROWS),
+            Kernel::Portable => None,
         }
     }
 }
@@ -191,8 +192,9 @@ struct RowTiles {
 }
 
 impl RowTiles {
-    fn new(x: &[f32], rows: usize, inputs: usize, tile_rows: usize) -> RowTiles {
-        let count = rows.div_ceil(tile_rows);
+    /// The tiles of `x`; none without a tile size (the rows are still counted).
+    fn new(x: &[f32], rows: usize, inputs: usize, tile_rows: Option<usize>) -> RowTiles {
+        let count = tile_rows.map_or(0, |t| rows.div_ceil(t));
         let mut row0 = 0;
         let tiles = (0..count)
             .map(|t| {
@@ -451,18 +453,23 @@ mod tests {
             let packed = PanelWeights::new(&w, inputs, outputs);
             for rows in [1, 2, 5, 6, 7, 13, 19, MAX_ROWS] {
                 let x = values(rows as u64 + 99, rows * inputs);
-                let got = packed.matmul(&x);
-                for r in 0..rows {
-                    for c in 0..outputs {
-                        let want: f64 = (0..inputs)
-                            .map(|k| f64::from(x[r * inputs + k]) * f64::from(w[k * outputs + c]))
-                            .sum();
-                        let diff = (f64::from(got[r * outputs + c]) - want).abs();
-                        assert!(
-                            diff <= 1e-4 * (1.0 + want.abs()),
-                            "inputs={inputs} outputs={outputs} rows={rows} r={r} c={c}: {} vs {want}",
-                            got[r * outputs + c]
-                        );
+                // This CPU's kernel, and the portable loop every CPU can fall back to.
+                for kernel in [Kernel::detect(), Kernel::Portable] {
+                    let got = packed.matmul_with(kernel, &x);
+                    for r in 0..rows {
+                        for c in 0..outputs {
+                            let want: f64 = (0..inputs)
+                                .map(|k| {
+                                    f64::from(x[r * inputs + k]) * f64::from(w[k * outputs + c])
+                                })
+                                .sum();
+                            let diff = (f64::from(got[r * outputs + c]) - want).abs();
+                            assert!(
+                                diff <= 1e-4 * (1.0 + want.abs()),
+                                "inputs={inputs} outputs={outputs} rows={rows} r={r} c={c}: {} vs {want}",
+                                got[r * outputs + c]
+                            );
+                        }
                     }
                 }
             }

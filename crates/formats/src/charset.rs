@@ -68,10 +68,16 @@ fn decoded<'a>(
     })
 }
 
-/// Refuses UTF-32, known by its byte order mark. The mark of UTF-32 LE begins with UTF-16 LE's,
-/// so a decoder going by the mark would read it as UTF-16 with a NUL after every character.
+/// Whether a UTF-32 byte order mark starts `bytes`. Check it before [`decode_marked`]: the mark
+/// of UTF-32 LE begins with UTF-16 LE's, so a decoder going by the mark would read UTF-32 as
+/// UTF-16 with a NUL after every character.
+pub fn utf32_marked(bytes: &[u8]) -> bool {
+    bytes.starts_with(&[0xFF, 0xFE, 0, 0]) || bytes.starts_with(&[0, 0, 0xFE, 0xFF])
+}
+
+/// Refuses UTF-32 (see [`utf32_marked`]).
 pub(crate) fn refuse_utf32(format: &'static str, bytes: &[u8]) -> Result<(), FormatError> {
-    if bytes.starts_with(&[0xFF, 0xFE, 0, 0]) || bytes.starts_with(&[0, 0, 0xFE, 0xFF]) {
+    if utf32_marked(bytes) {
         return Err(FormatError::Invalid {
             format,
             reason: "UTF-32 text (byte order mark); save it as UTF-8".into(),

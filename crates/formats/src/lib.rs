@@ -40,7 +40,7 @@ mod html;
 mod html_locate;
 mod pdf;
 
-pub use charset::{DecodedPage, decode_marked, looks_like_utf16};
+pub use charset::{DecodedPage, decode_marked, looks_like_utf16, utf32_marked};
 pub use convert::{Converted, FormatError, Provenance, SourceSpan};
 
 /// Bumped whenever a converter's output for the same input may change, so indexes built from
