@@ -12,6 +12,7 @@ use crate::builder::{MarkdownBuilder, escape_cell, starts_like_block};
 use crate::charset;
 use crate::convert::{Converted, FormatError, check_size, decode_text};
 use crate::html_locate::Locator;
+use crate::html_parse;
 
 /// Deeper elements are read as plain text (keeps the walk's recursion bounded).
 const MAX_DEPTH: usize = 160;
@@ -27,7 +28,7 @@ pub(crate) fn convert(bytes: &[u8]) -> Result<Converted, FormatError> {
         None => decode_text("html", bytes)?,
     };
     let lossy = declared.is_none() && matches!(text, std::borrow::Cow::Owned(_));
-    let doc = Html::parse_document(&text);
+    let doc = html_parse::parse_document(&text)?;
     let title = select_first(&doc, "title").map(|t| collapse(&t.text().collect::<String>()));
     let title = title.filter(|t| !t.is_empty());
     let (root, rooted) = main_content(&doc);
@@ -624,8 +625,15 @@ mod tests {
 
     #[test]
     fn deep_nesting_and_binary_are_bounded() {
-        let deep = "<div>".repeat(20_000) + "deep text" + &"</div>".repeat(20_000);
+        // Past MAX_DEPTH, read as plain text.
+        let deep = "<div>".repeat(2_000) + "deep text" + &"</div>".repeat(2_000);
         assert_eq!(md(&deep), "deep text\n");
+        // So deep that building the tree is quadratic work: refused (html_parse.rs).
+        let deeper = "<div>".repeat(20_000) + "deep text" + &"</div>".repeat(20_000);
+        assert!(matches!(
+            convert(deeper.as_bytes()),
+            Err(FormatError::TooLarge { .. })
+        ));
         let bin = [0u8, 1, 2, 0, 0xff, 0xfe, 0].repeat(100);
         assert!(matches!(convert(&bin), Err(FormatError::Invalid { .. })));
         assert_eq!(md("<p>unclosed <b>bold <i>it"), "unclosed bold it\n");

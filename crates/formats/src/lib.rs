@@ -38,6 +38,7 @@ mod docx_body;
 mod format;
 mod html;
 mod html_locate;
+mod html_parse;
 mod pdf;
 
 pub use charset::{DecodedPage, decode_marked, looks_like_utf16, utf32_marked};
