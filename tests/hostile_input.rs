@@ -696,3 +696,46 @@ fn pipes_and_endless_devices_in_the_folder_neither_hang_nor_drop_chunks() {
     assert!(stderr.contains("does not exist"), "{stderr}");
     assert_eq!(texts(&index), before);
 }
+
+#[test]
+fn html_nested_without_end_is_refused_by_name_in_bounded_time() {
+    let work = tempfile::tempdir().unwrap();
+    let docs = work.path().join("docs");
+    std::fs::create_dir_all(&docs).unwrap();
+    let page = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/corpora/python-docs/docs/tutorial/index.html");
+    std::fs::copy(&page, docs.join("index.html")).unwrap();
+    std::fs::copy(&page, docs.join("was-fine.html")).unwrap();
+    let index = work.path().join("idx");
+    let sync_args = ["sync", s(&docs), "--index", s(&index), "--json"];
+    let limit = Duration::from_secs(300);
+    let (code, _, stderr) = run_within(&sync_args, limit);
+    assert_eq!(code, 0, "{stderr}");
+    let count = |path: &str| texts(&index).iter().filter(|(p, _)| p == path).count();
+    let before = count("was-fine.html");
+    assert!(before > 3, "{before} chunks");
+
+    // Markup that never closes (or misnests) makes html5ever's tree building quadratic: 2 MB
+    // of it took tens of minutes. Each file is refused by name; an indexed file that turns
+    // into one keeps its chunks; the other pages are indexed.
+    let runaway = |unit: &str| {
+        let body = unit.repeat((2 << 20) / unit.len());
+        format!("<html><head><title>Deep</title></head><body>{body}</body></html>")
+    };
+    std::fs::write(docs.join("was-fine.html"), runaway("<div>")).unwrap();
+    std::fs::write(docs.join("lists.html"), runaway("<ul><li>item ")).unwrap();
+    std::fs::write(docs.join("misnested.htm"), runaway("<font><i><b>x</font>")).unwrap();
+    std::fs::copy(page.with_file_name("errors.html"), docs.join("errors.html")).unwrap();
+    let (code, stdout, stderr) = run_within(&sync_args, limit);
+    let report: Value = serde_json::from_str(&stdout).unwrap_or_else(|_| panic!("{stderr}"));
+    assert_eq!(code, 1, "refused files are a failure: {report}");
+    let errors = report["errors"].to_string();
+    for name in ["was-fine.html", "lists.html", "misnested.htm"] {
+        assert!(errors.contains(name), "{name}: {report}");
+    }
+    assert!(errors.contains("nested"), "{report}");
+    assert_eq!(count("was-fine.html"), before);
+    assert_eq!(count("lists.html") + count("misnested.htm"), 0);
+    assert!(count("errors.html") > 3, "{report}");
+    assert_eq!(report["files"]["removed"], 0, "{report}");
+}
