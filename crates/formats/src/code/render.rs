@@ -44,7 +44,12 @@ impl Section {
             Some(last) if last.end >= lines.start => last.end = last.end.max(lines.end),
             _ => self.blocks.push(lines),
         }
+        // Only the first labels can name the group (see `close`): keeping the rest made each
+        // push scan every label before it, quadratic in a file of thousands of small items.
+        let named = self.labels.len() >= 2
+            && self.labels.iter().map(String::len).sum::<usize>() > GROUP_LABEL_BYTES;
         if let Some(l) = label
+            && !named
             && !self.labels.contains(l)
         {
             self.labels.push(l.clone());
@@ -288,4 +293,40 @@ fn truncate(s: &str, max: usize) -> String {
         end -= 1;
     }
     format!("{}…", &s[..end])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn group_heading(labels: &[String]) -> (usize, Option<String>) {
+        let mut group = Section::new(2, None, None);
+        for (i, label) in labels.iter().enumerate() {
+            group.push(3 * i..3 * i + 2, Some(label));
+        }
+        let kept = group.labels.len();
+        let mut out = Vec::new();
+        close(group, 2, &mut out);
+        (kept, out.pop().and_then(|s| s.heading))
+    }
+
+    #[test]
+    fn a_group_of_many_small_items_keeps_only_the_labels_that_can_name_it() {
+        let many: Vec<String> = (0..50_000).map(|i| format!("fn item_{i}")).collect();
+        let (kept, heading) = group_heading(&many);
+        assert!(kept <= 8, "{kept} labels kept");
+        assert_eq!(
+            heading.as_deref(),
+            Some("fn item_0, fn item_1, fn item_2, fn item_3, fn item_4, …")
+        );
+        // A first label longer than the bound still gets its "…" when others follow.
+        let long = vec!["x".repeat(70), "fn b".into(), "fn c".into()];
+        assert_eq!(
+            group_heading(&long).1,
+            Some(format!("{}, …", "x".repeat(70)))
+        );
+        // Repeats name the group once.
+        let repeated: Vec<String> = ["fn a", "fn b", "fn a"].map(String::from).to_vec();
+        assert_eq!(group_heading(&repeated).1.as_deref(), Some("fn a, fn b"));
+    }
 }
