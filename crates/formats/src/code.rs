@@ -15,7 +15,10 @@ mod render;
 mod rust;
 
 use serde_json::Value;
-use tree_sitter::{Node, Parser, Tree};
+use std::ops::ControlFlow;
+use std::time::{Duration, Instant};
+
+use tree_sitter::{Node, ParseOptions, ParseState, Parser, Tree};
 
 use crate::charset;
 use crate::convert::{Converted, FormatError};
@@ -24,6 +27,11 @@ use outline::{Cx, Item};
 
 /// Largest source file converted, in bytes.
 const MAX_BYTES: usize = 32 << 20;
+/// Parse time allowed per grammar, whatever the size, in milliseconds...
+const PARSE_FLOOR_MS: u64 = 2_000;
+/// ...plus this much per KiB. Real code parses at 4-5 MB/s here; this allows ~200 KB/s, and is
+/// well under what embedding the same bytes costs (~30 s per MB).
+const PARSE_MS_PER_KIB: u64 = 5;
 /// Containers nested deeper than this (a method of an impl inside a module inside a module)
 /// are rendered as one item: bounds recursion and keeps breadcrumbs short.
 const MAX_NESTING: usize = 3;
@@ -97,6 +105,14 @@ pub(crate) fn convert(lang: Language, bytes: &[u8]) -> Result<Converted, FormatE
 }
 
 fn parse(lang: Language, text: &str) -> Result<Tree, FormatError> {
+    let limit = Duration::from_millis(
+        PARSE_FLOOR_MS + PARSE_MS_PER_KIB * (text.len() as u64).div_ceil(1024),
+    );
+    parse_within(lang, text, limit)
+}
+
+/// [`parse`] with `limit` on each grammar's parse time.
+fn parse_within(lang: Language, text: &str, limit: Duration) -> Result<Tree, FormatError> {
     let grammars: Vec<tree_sitter::Language> = match lang {
         Language::Rust => vec![tree_sitter_rust::LANGUAGE.into()],
         Language::Python => vec![tree_sitter_python::LANGUAGE.into()],
@@ -117,7 +133,31 @@ fn parse(lang: Language, text: &str) -> Result<Tree, FormatError> {
                 format: lang.name(),
                 reason: format!("grammar does not load: {e}"),
             })?;
-        let Some(tree) = parser.parse(text, None) else {
+        // tree-sitter's error recovery can take far longer than parsing on text far from valid
+        // (1 MB of random code characters: 24 s as TypeScript, 0.2 s for valid code), and it
+        // exposes no count of that work, so the bound is time, checked every 100 operations.
+        let started = Instant::now();
+        let mut in_time = |_: &ParseState| {
+            if started.elapsed() > limit {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        };
+        let bytes = text.as_bytes();
+        let parsed = parser.parse_with_options(
+            &mut |at, _| &bytes[at.min(bytes.len())..],
+            None,
+            Some(ParseOptions::new().progress_callback(&mut in_time)),
+        );
+        let Some(tree) = parsed else {
+            if started.elapsed() > limit {
+                return Err(FormatError::TooLarge {
+                    what: "tree-sitter's parse time in milliseconds (error recovery on text far \
+                           from valid code)",
+                    limit: limit.as_millis() as u64,
+                });
+            }
             continue;
         };
         let clean = !tree.root_node().has_error();
@@ -183,4 +223,28 @@ fn members(
         .collect();
     let within = raw.first()?.lines.start..raw.last()?.lines.end;
     Some(outline::arrange(cx, raw, within))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_parse_over_its_time_is_cancelled_and_named() {
+        let valid: String = (0..20_000)
+            .map(|i| format!("function f{i}(a: number): number {{ return a + {i}; }}\n"))
+            .collect();
+        // No time at all: cancelled at the first check, as a parse that ran out would be.
+        match parse_within(Language::TypeScript, &valid, Duration::ZERO) {
+            Err(FormatError::TooLarge { what, limit }) => {
+                assert!(what.contains("tree-sitter"), "{what}");
+                assert_eq!(limit, 0);
+            }
+            other => panic!("expected a time bound, got {:?}", other.map(|_| ())),
+        }
+        // The default bound leaves a big valid file (1 MB) far inside it.
+        let tree = parse(Language::TypeScript, &valid).unwrap();
+        assert!(!tree.root_node().has_error());
+        assert_eq!(tree.root_node().child_count(), 20_000);
+    }
 }
