@@ -14,10 +14,10 @@ mod python;
 mod render;
 mod rust;
 
-use serde_json::Value;
 use std::ops::ControlFlow;
 use std::time::{Duration, Instant};
 
+use serde_json::Value;
 use tree_sitter::{Node, ParseOptions, ParseState, Parser, Tree};
 
 use crate::charset;

