@@ -4,8 +4,10 @@
 //! structure-aware Markdown chunker expects (headings, paragraphs, GFM tables, fenced code, lists),
 //! the document title, metadata, and [`SourceSpan`]s that map Markdown byte ranges back to file
 //! bytes or PDF pages ([`Converted::provenance`]). Every parser is bounded (input size, decompressed
-//! size, nesting depth, YAML node count, PDF pages) and dependency panics are caught, so hostile
-//! input gives a typed [`FormatError`], never a crash.
+//! size, nesting depth, YAML node count, PDF pages, HTML tree-building steps, source parse time)
+//! and dependency panics are caught, so hostile input gives a typed [`FormatError`], never a
+//! crash. One known exception: tree-sitter's last parse step can take memory quadratic in some
+//! malformed TypeScript, where no callback can stop it (see the README).
 //!
 //! # Example
 //!
