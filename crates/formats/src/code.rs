@@ -10,6 +10,7 @@
 mod go;
 mod js;
 mod outline;
+pub(crate) mod parse_memory;
 mod python;
 mod render;
 mod rust;
@@ -24,6 +25,7 @@ use crate::charset;
 use crate::convert::{Converted, FormatError};
 use crate::format::Language;
 use outline::{Cx, Item};
+use parse_memory::ParseMemory;
 
 /// Largest source file converted, in bytes.
 const MAX_BYTES: usize = 32 << 20;
@@ -32,6 +34,12 @@ const PARSE_FLOOR_MS: u64 = 2_000;
 /// ...plus this much per KiB. Real code parses at 4-5 MB/s here; this allows ~200 KB/s, and is
 /// well under what embedding the same bytes costs (~30 s per MB).
 const PARSE_MS_PER_KIB: u64 = 5;
+/// Memory tree-sitter may hold for one file's parse, whatever the size, in bytes...
+const PARSE_MEMORY_FLOOR: u64 = 256 << 20;
+/// ...plus this much per byte of source. Real code holds 13-114 bytes per byte at its peak
+/// (every `.rs` in the cargo registry, the Python 3.11 library, TypeScript 5.6's own `.js` and
+/// `.d.ts`: 36,000 files, the largest 8.9 MB); the runaway shapes pass the floor at tens of KB.
+const PARSE_MEMORY_PER_BYTE: u64 = 128;
 /// Containers nested deeper than this (a method of an impl inside a module inside a module)
 /// are rendered as one item: bounds recursion and keeps breadcrumbs short.
 const MAX_NESTING: usize = 3;
@@ -108,11 +116,18 @@ fn parse(lang: Language, text: &str) -> Result<Tree, FormatError> {
     let limit = Duration::from_millis(
         PARSE_FLOOR_MS + PARSE_MS_PER_KIB * (text.len() as u64).div_ceil(1024),
     );
-    parse_within(lang, text, limit)
+    let memory = PARSE_MEMORY_FLOOR + PARSE_MEMORY_PER_BYTE * text.len() as u64;
+    parse_within(lang, text, limit, memory)
 }
 
-/// [`parse`] with `limit` on each grammar's parse time.
-fn parse_within(lang: Language, text: &str, limit: Duration) -> Result<Tree, FormatError> {
+/// [`parse`] with `limit` on each grammar's parse time and `budget` on the bytes tree-sitter
+/// holds for the whole parse (the first grammar's tree is held while the second parses).
+fn parse_within(
+    lang: Language,
+    text: &str,
+    limit: Duration,
+    budget: u64,
+) -> Result<Tree, FormatError> {
     let grammars: Vec<tree_sitter::Language> = match lang {
         Language::Rust => vec![tree_sitter_rust::LANGUAGE.into()],
         Language::Python => vec![tree_sitter_python::LANGUAGE.into()],
@@ -124,6 +139,7 @@ fn parse_within(lang: Language, text: &str, limit: Duration) -> Result<Tree, For
         ],
         Language::Go => vec![tree_sitter_go::LANGUAGE.into()],
     };
+    let memory = ParseMemory::watch(budget);
     let mut best: Option<Tree> = None;
     for grammar in &grammars {
         let mut parser = Parser::new();
@@ -150,6 +166,9 @@ fn parse_within(lang: Language, text: &str, limit: Duration) -> Result<Tree, For
             None,
             Some(ParseOptions::new().progress_callback(&mut in_time)),
         );
+        if memory.tripped() {
+            return Err(runaway(budget));
+        }
         let Some(tree) = parsed else {
             if started.elapsed() > limit {
                 return Err(FormatError::TooLarge {
@@ -168,10 +187,24 @@ fn parse_within(lang: Language, text: &str, limit: Duration) -> Result<Tree, For
             break;
         }
     }
+    let used = memory.finish();
+    log::debug!(
+        "tree-sitter parse of {} bytes held at most {} bytes",
+        text.len(),
+        used.peak
+    );
     best.ok_or_else(|| FormatError::Invalid {
         format: lang.name(),
         reason: "tree-sitter returned no tree".into(),
     })
+}
+
+fn runaway(budget: u64) -> FormatError {
+    FormatError::TooLarge {
+        what: "tree-sitter's memory for this parse in bytes (error recovery on text far from \
+               valid code)",
+        limit: budget,
+    }
 }
 
 /// Zero-based line of the first error or missing node, found without recursion.
@@ -235,7 +268,7 @@ mod tests {
             .map(|i| format!("function f{i}(a: number): number {{ return a + {i}; }}\n"))
             .collect();
         // No time at all: cancelled at the first check, as a parse that ran out would be.
-        match parse_within(Language::TypeScript, &valid, Duration::ZERO) {
+        match parse_within(Language::TypeScript, &valid, Duration::ZERO, u64::MAX) {
             Err(FormatError::TooLarge { what, limit }) => {
                 assert!(what.contains("tree-sitter"), "{what}");
                 assert_eq!(limit, 0);
@@ -246,5 +279,32 @@ mod tests {
         let tree = parse(Language::TypeScript, &valid).unwrap();
         assert!(!tree.root_node().has_error());
         assert_eq!(tree.root_node().child_count(), 20_000);
+    }
+
+    #[test]
+    fn runaway_parse_memory_is_refused_and_real_code_is_far_inside_its_budget() {
+        // Unclosed type arguments: tree-sitter's accept step holds memory quadratic in their
+        // count (40 KB of them, 1.4 GB). Here 8 KB against a 16 MiB budget, no hook set.
+        let runaway = "f<a, ".repeat(1_600);
+        match parse_within(
+            Language::TypeScript,
+            &runaway,
+            Duration::from_secs(60),
+            16 << 20,
+        ) {
+            Err(FormatError::TooLarge { what, limit }) => {
+                assert!(what.contains("memory"), "{what}");
+                assert_eq!(limit, 16 << 20);
+            }
+            other => panic!("expected a memory bound, got {:?}", other.map(|_| ())),
+        }
+        // The same budget holds a real file of the same size many times over.
+        let real = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../../shared/corpora/code/docs/rust/ignore/src/overrides.rs"
+        ))
+        .unwrap();
+        let tree = parse_within(Language::Rust, &real, Duration::from_secs(60), 16 << 20).unwrap();
+        assert!(!tree.root_node().has_error());
     }
 }

@@ -4,10 +4,12 @@
 //! structure-aware Markdown chunker expects (headings, paragraphs, GFM tables, fenced code, lists),
 //! the document title, metadata, and [`SourceSpan`]s that map Markdown byte ranges back to file
 //! bytes or PDF pages ([`Converted::provenance`]). Every parser is bounded (input size, decompressed
-//! size, nesting depth, YAML node count, PDF pages, HTML tree-building steps, source parse time)
-//! and dependency panics are caught, so hostile input gives a typed [`FormatError`], never a
-//! crash. One known exception: tree-sitter's last parse step can take memory quadratic in some
-//! malformed TypeScript, where no callback can stop it (see the README).
+//! size, nesting depth, YAML node count, PDF pages, HTML tree-building steps, source parse time
+//! and memory) and dependency panics are caught, so hostile input gives a typed [`FormatError`],
+//! never a crash. tree-sitter's memory is counted by its allocator, because its last step (which
+//! can take memory quadratic in some malformed TypeScript) runs where no callback can stop it:
+//! past the bound the host's hook is called ([`on_runaway_parse`]), and if it returns, the parse
+//! goes on and is refused.
 //!
 //! # Example
 //!
@@ -44,6 +46,7 @@ mod html_parse;
 mod pdf;
 
 pub use charset::{DecodedPage, decode_marked, looks_like_utf16, utf32_marked};
+pub use code::parse_memory::{RunawayParse, RunawayParseHook, on_runaway_parse};
 pub use convert::{Converted, FormatError, Provenance, SourceSpan};
 
 /// Bumped whenever a converter's output for the same input may change, so indexes built from
