@@ -9,6 +9,7 @@
 mod commands;
 mod explain;
 mod output;
+mod runaway;
 mod setup;
 mod signals;
 
@@ -209,6 +210,13 @@ fn run(cli: Cli) -> Result<ExitCode> {
         .transpose()
         .context("invalid --precision")?;
     setup::choose_precision(precision);
+    match cli.command {
+        // A server over HTTP comes back on the same address; an MCP session cannot be resumed
+        // by a new process, so the server ends and its client sees it end.
+        Command::Sync(_) | Command::Watch { .. } => runaway::restart_on_runaway_parse(),
+        Command::Serve(ref args) if args.http.is_some() => runaway::restart_on_runaway_parse(),
+        _ => runaway::exit_on_runaway_parse(),
+    }
     match cli.command {
         Command::Sync(flags) => commands::sync::run(model_dir, flags.into_args(cli.verbose > 0)?),
         Command::Query(args) => commands::query::run(model_dir, args),

@@ -739,3 +739,133 @@ fn html_nested_without_end_is_refused_by_name_in_bounded_time() {
     assert!(count("errors.html") > 3, "{report}");
     assert_eq!(report["files"]["removed"], 0, "{report}");
 }
+
+#[test]
+fn source_whose_parse_runs_away_with_memory_is_set_aside_and_the_sync_goes_on() {
+    let work = tempfile::tempdir().unwrap();
+    let docs = work.path().join("docs");
+    std::fs::create_dir_all(&docs).unwrap();
+    let code = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpora/code/docs");
+    std::fs::copy(code.join("python/json/decoder.py"), docs.join("decoder.py")).unwrap();
+    let valid_ts = "/** Adds one. */\nexport function next(count: number): number {\n  \
+                    return count + 1;\n}\n";
+    std::fs::write(docs.join("was-fine.ts"), valid_ts).unwrap();
+    let index = work.path().join("idx");
+    let sync_args = ["sync", s(&docs), "--index", s(&index), "--json"];
+    // Three GiB of address space: a runaway parse without its bound fails to allocate (and
+    // tree-sitter aborts) instead of taking the machine; a bounded sync needs under one.
+    let sync_in_3_gib = || {
+        let command = rag_index();
+        let limited = Command::new("sh")
+            .args(["-c", "ulimit -v 3145728 && exec \"$0\" \"$@\""])
+            .arg(command.get_program())
+            .args(sync_args)
+            .envs(command.get_envs().filter_map(|(k, v)| Some((k, v?))))
+            .env_remove("RAG_INDEX_PATH")
+            .env_remove("RAG_INDEX_PRECISION")
+            .env_remove("RUST_BACKTRACE")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&limited.stderr).into_owned();
+        let report: Value = serde_json::from_slice(&limited.stdout)
+            .unwrap_or_else(|_| panic!("{:?}: {stderr}", limited.status));
+        (limited.status.code(), report, stderr)
+    };
+    let (code_now, report, stderr) = sync_in_3_gib();
+    assert_eq!(code_now, Some(0), "{report} {stderr}");
+    let count = |path: &str| texts(&index).iter().filter(|(p, _)| p == path).count();
+    assert_eq!(count("was-fine.ts"), 1);
+
+    // Unclosed type arguments: tree-sitter's last step holds memory quadratic in their count
+    // (40 KB: 1.4 GB; these 200 KB: tens of GB). It cannot be stopped inside the process, so
+    // the file is recorded and the sync starts again without it, once.
+    std::fs::write(docs.join("was-fine.ts"), "f<a, ".repeat(40_000)).unwrap();
+    std::fs::copy(code.join("python/json/encoder.py"), docs.join("encoder.py")).unwrap();
+    let (code_now, report, stderr) = sync_in_3_gib();
+    assert_eq!(
+        code_now,
+        Some(1),
+        "a refused file is a failure: {report} {stderr}"
+    );
+    assert_eq!(stderr.matches("starting again").count(), 1, "{stderr}");
+    let errors = report["errors"].as_array().unwrap();
+    assert_eq!(errors.len(), 1, "{report}");
+    assert_eq!(errors[0]["path"], "was-fine.ts");
+    assert!(
+        errors[0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("memory bound"),
+        "{report}"
+    );
+    assert_eq!(count("was-fine.ts"), 1, "its indexed chunks are kept");
+    assert!(
+        count("encoder.py") > 3,
+        "the rest of the sync went on: {report}"
+    );
+    assert!(index.join("set-aside.json").exists());
+
+    // Later syncs skip it without parsing it; new bytes are tried again.
+    let (code_now, report, stderr) = sync_in_3_gib();
+    assert_eq!(code_now, Some(1), "{report}");
+    assert!(!stderr.contains("starting again"), "{stderr}");
+    assert!(
+        report["errors"].to_string().contains("set aside"),
+        "{report}"
+    );
+    std::fs::write(docs.join("was-fine.ts"), valid_ts.replace("one", "two")).unwrap();
+    let (code_now, report, stderr) = sync_in_3_gib();
+    assert_eq!(code_now, Some(0), "{report} {stderr}");
+    assert!(
+        texts(&index)
+            .iter()
+            .any(|(p, t)| p == "was-fine.ts" && t.contains("Adds two"))
+    );
+    let listed: Value =
+        serde_json::from_slice(&std::fs::read(index.join("set-aside.json")).unwrap()).unwrap();
+    assert_eq!(
+        listed,
+        serde_json::json!([]),
+        "changed bytes leave the list"
+    );
+}
+
+#[test]
+fn in_the_library_a_runaway_parse_is_refused_recorded_and_then_skipped() {
+    use rag_index_core::{IndexConfig, RagIndex, SyncOptions};
+    let work = tempfile::tempdir().unwrap();
+    let docs = work.path().join("docs");
+    std::fs::create_dir_all(&docs).unwrap();
+    let code = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpora/code/docs");
+    std::fs::copy(code.join("python/json/scanner.py"), docs.join("scanner.py")).unwrap();
+    // 40 KB of unclosed type arguments: tree-sitter holds ~1.4 GB at the end, past the 260 MiB
+    // bound. A library host has no policy set, so the parse runs to its end and is refused.
+    std::fs::write(docs.join("runaway.ts"), "f<a, ".repeat(8_000)).unwrap();
+    let index_dir = work.path().join("idx");
+    let index = RagIndex::open(&index_dir, embedder(), IndexConfig::default()).unwrap();
+    let sync = || {
+        let cancel = std::sync::atomic::AtomicBool::new(false);
+        index
+            .sync(&docs, &SyncOptions::default(), &|_| {}, &cancel)
+            .unwrap()
+    };
+    let report = sync();
+    assert_eq!(report.errors.len(), 1, "{:?}", report.errors);
+    assert_eq!(report.errors[0].path, "runaway.ts");
+    assert!(
+        report.errors[0].error.contains("memory"),
+        "{:?}",
+        report.errors
+    );
+    assert_eq!(report.files.added, 1, "the rest is indexed");
+    // Recorded before the parse went on, so a host killed by it skips the file next time.
+    let listed = std::fs::read_to_string(index_dir.join("set-aside.json")).unwrap();
+    assert!(listed.contains("runaway.ts"), "{listed}");
+    let report = sync();
+    assert_eq!(report.errors.len(), 1, "{:?}", report.errors);
+    assert!(
+        report.errors[0].error.starts_with("set aside"),
+        "{:?}",
+        report.errors
+    );
+}

@@ -12,6 +12,8 @@ use crate::text_encoding::FileText;
 /// Chunks one file of the folder (`rel`: its `/`-separated path). The error is a reason for
 /// the user, the file being named by the caller.
 pub fn chunk_file(chunker: &Chunker, rel: &str, bytes: &[u8]) -> Result<Document, String> {
+    // Names the file to the policy for a parse that runs away with memory.
+    let _converting = crate::sync::set_aside::ConvertingGuard::enter(rel);
     match Format::from_path(rel) {
         Some(format) => chunk_converted(chunker, rel, format, bytes),
         None => chunk_text(chunker, rel, bytes),

@@ -3,7 +3,7 @@
 //!
 //! An index directory holds `index.redb`, one saved graph directory per committed generation
 //! (`graph-<generation>-<hex nonce>`), the lexical index (`lexical/`), the last sync's problems
-//! (`last-sync.json`), plus damaged stores moved aside. A folder holding
+//! (`last-sync.json`), files set aside by a runaway parse (`set-aside.json`), plus damaged stores moved aside. A folder holding
 //! anything else and no store is not an index, and is refused rather than written into. Old
 //! graph directories are removed only when their name has the exact form and every file in them
 //! is one the vector index writes; they are removed file by file, never recursively.
@@ -47,6 +47,7 @@ fn is_ours(name: &str) -> bool {
         || name == LEXICAL_DIR
         || name == crate::LAST_SYNC_FILE
         || name == crate::WATCH_STATUS_FILE
+        || name == crate::SET_ASIDE_FILE
         || (name.starts_with(DB_FILE) && name[DB_FILE.len()..].starts_with(DAMAGED_SUFFIX))
         || is_graph_dir_name(name)
 }

@@ -84,6 +84,9 @@ pub use rag_store::Counts;
 pub use rag_vector_index::IndexParams;
 pub use request::{Expand, MAX_BUDGET, MAX_K, MAX_QUERY_BYTES, SearchMode, SearchRequest};
 pub use section::{CommitInfo, Section};
+pub use sync::set_aside::{
+    RunawayParse, RunawayParsePolicy, SET_ASIDE_ENV, SET_ASIDE_FILE, SetAsideFile, on_runaway_parse,
+};
 pub use sync::{ChunkCounts, FileCounts, FileError, SyncOptions, SyncProgress, SyncReport};
 pub use verify::VerifyReport;
 

@@ -5,6 +5,7 @@ use std::time::UNIX_EPOCH;
 
 use rag_store::FileRecord;
 
+use super::set_aside::{ConvertingGuard, SetAside};
 use crate::folder_file::{FolderReadError, io_reason, read_folder_file};
 use crate::walk::FoundFile;
 use crate::{Error, RagIndex};
@@ -38,6 +39,16 @@ impl Stat {
 /// filesystem's timestamp granularity of our read could change again without changing its mtime.
 const RACY_MTIME: i128 = -1;
 const RACY_WINDOW_NS: i128 = 2_000_000_000;
+
+/// What every file of one sync is classified against.
+pub(crate) struct Scan<'a> {
+    /// The sync's start, for the racy-timestamp window.
+    pub now_ns: i128,
+    /// Files whose parse ran away in an earlier run, skipped until they change.
+    pub set_aside: &'a SetAside,
+    /// Where a runaway parse is recorded: the index directory, none for PostgreSQL.
+    pub dir: Option<&'a std::path::Path>,
+}
 
 /// What one file needs.
 pub(crate) enum Outcome {
@@ -74,12 +85,12 @@ impl RagIndex {
         &self,
         file: &FoundFile,
         previous: Option<&FileRecord>,
-        now_ns: i128,
+        scan: &Scan<'_>,
         labels: &[String],
         relabel: bool,
         on_new_content: &dyn Fn(),
     ) -> Outcome {
-        match self.classify_file(file, previous, now_ns, labels, relabel, on_new_content) {
+        match self.classify_file(file, previous, scan, labels, relabel, on_new_content) {
             Outcome::Failed(reason) if relabel && previous.is_some() => Outcome::Withheld(format!(
                 "its permission labels changed but it could not be read ({reason}); its chunks \
                  are withdrawn until it can"
@@ -92,7 +103,7 @@ impl RagIndex {
         &self,
         file: &FoundFile,
         previous: Option<&FileRecord>,
-        now_ns: i128,
+        scan: &Scan<'_>,
         labels: &[String],
         relabel: bool,
         on_new_content: &dyn Fn(),
@@ -136,7 +147,7 @@ impl RagIndex {
         }
         let stat = Stat {
             size: before.size,
-            mtime_ns: if now_ns - before.mtime_ns < RACY_WINDOW_NS {
+            mtime_ns: if scan.now_ns - before.mtime_ns < RACY_WINDOW_NS {
                 RACY_MTIME
             } else {
                 before.mtime_ns
@@ -158,12 +169,17 @@ impl RagIndex {
                 stat,
             );
         }
+        if let Some(reason) = scan.set_aside.reason(&file.rel, &content_hash) {
+            return Outcome::Failed(reason);
+        }
         on_new_content();
         // Built here, not at open: a sync with nothing to chunk never loads the tokenizer.
         let chunker = match self.chunker() {
             Ok(chunker) => chunker,
             Err(e) => return Outcome::NoChunker(e),
         };
+        // A parse that runs away with memory records these bytes as set aside.
+        let _converting = ConvertingGuard::enter_sync(&file.rel, &content_hash, scan.dir);
         match crate::document::chunk_file(chunker, &file.rel, &bytes) {
             Ok(mut document) => {
                 crate::access::label_document(&mut document, &bytes, labels);

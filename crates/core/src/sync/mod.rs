@@ -14,6 +14,7 @@
 mod classify;
 mod embed;
 pub(crate) mod plan;
+pub(crate) mod set_aside;
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Component, Path};
@@ -32,8 +33,9 @@ use crate::access::AccessRules;
 use crate::commit::CommitContext;
 use crate::walk::{WalkOptions, walk_with};
 use crate::{Error, RagIndex, Result};
-use classify::Outcome;
+use classify::{Outcome, Scan};
 use plan::SyncPlan;
+use set_aside::SetAside;
 
 /// Options of one sync.
 #[derive(Debug, Clone, Default)]
@@ -197,6 +199,13 @@ impl RagIndex {
         let now_ns = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos() as i128);
+        let local_dir = self.pg().is_none().then_some(self.dir.as_path());
+        let set_aside = SetAside::load(local_dir);
+        let scan = Scan {
+            now_ns,
+            set_aside: &set_aside,
+            dir: local_dir,
+        };
         let total = found.len();
         progress(SyncProgress::Scanning { done: 0, total });
         let warm_model = Once::new();
@@ -216,7 +225,7 @@ impl RagIndex {
                         warm_model.call_once(|| self.load_model_in_background());
                     }
                 };
-                let outcome = self.classify(file, previous, now_ns, &labels, relabel, &new_content);
+                let outcome = self.classify(file, previous, &scan, &labels, relabel, &new_content);
                 (file.rel.clone(), outcome)
             })
             .collect();
@@ -224,6 +233,9 @@ impl RagIndex {
         log::debug!("sync: files classified at {:?}", started.elapsed());
         if cancel.load(Ordering::Relaxed) {
             return Err(Error::Cancelled);
+        }
+        if !options.dry_run {
+            set_aside.prune();
         }
         if state.chunk_ids_pending && !reindex {
             self.load_changed_chunk_ids(&mut manifest, &mut classified)?;
