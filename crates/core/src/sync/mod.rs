@@ -204,7 +204,8 @@ impl RagIndex {
         let scan = Scan {
             now_ns,
             set_aside: &set_aside,
-            dir: local_dir,
+            // A dry run writes nothing: a runaway file is carried to the restart only.
+            dir: local_dir.filter(|_| !options.dry_run),
         };
         let total = found.len();
         progress(SyncProgress::Scanning { done: 0, total });
