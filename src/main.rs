@@ -158,6 +158,11 @@ enum Command {
     },
 }
 
+/// Counts what each file's conversion holds, so one that runs away is set aside (see
+/// `runaway.rs`) before it takes the machine.
+#[global_allocator]
+static ALLOCATOR: rag_index_core::ConversionAllocator = rag_index_core::ConversionAllocator;
+
 fn main() -> ExitCode {
     output::install_quiet_panic_hook();
     let cli = Cli::parse();

@@ -12,11 +12,22 @@ use crate::text_encoding::FileText;
 /// Chunks one file of the folder (`rel`: its `/`-separated path). The error is a reason for
 /// the user, the file being named by the caller.
 pub fn chunk_file(chunker: &Chunker, rel: &str, bytes: &[u8]) -> Result<Document, String> {
-    // Names the file to the policy for a parse that runs away with memory.
+    // Names the file to the policy for a conversion that runs away with memory, and (where
+    // the host installed the counting allocator) bounds that memory.
     let _converting = crate::sync::set_aside::ConvertingGuard::enter(rel);
-    match Format::from_path(rel) {
+    let memory = crate::conversion_memory::ConversionMemory::watch(bytes.len());
+    let document = match Format::from_path(rel) {
         Some(format) => chunk_converted(chunker, rel, format, bytes),
         None => chunk_text(chunker, rel, bytes),
+    };
+    log::debug!(
+        "converted {rel} ({} bytes): held at most {} bytes",
+        bytes.len(),
+        memory.peak()
+    );
+    match memory.refusal() {
+        Some(reason) => Err(reason),
+        None => document,
     }
 }
 

@@ -12,6 +12,11 @@
 //! text it has never seen, and switches to the new state in one commit. Searches through the same
 //! `RagIndex` (from any thread, also during a sync) see the last committed state.
 //!
+//! A file whose conversion runs away with memory (a runaway tree-sitter parse always; anything,
+//! such as a PDF stream that inflates a thousand-fold, where the host installs
+//! [`ConversionAllocator`] as its global allocator) is recorded as set aside and skipped by later
+//! syncs until it changes; [`on_runaway_parse`] sets what the process does meanwhile.
+//!
 //! # Example
 //! ```no_run
 //! use std::sync::{Arc, atomic::AtomicBool};
@@ -35,6 +40,7 @@ mod access;
 mod backend;
 mod chunk;
 mod commit;
+mod conversion_memory;
 mod dedup;
 mod document;
 mod error;
@@ -66,6 +72,7 @@ use std::sync::{Arc, Mutex, OnceLock, RwLock};
 pub use access::{ACCESS_KEY, Access, AccessRules, RULES_FILE, UNREADABLE_LABEL, check_label};
 pub use backend::OpenMode;
 pub use chunk::{Hit, IndexedChunk, PassageChunk, SignalRank, Signals};
+pub use conversion_memory::ConversionAllocator;
 pub use dedup::{DUPLICATE_CONTAINMENT, near_duplicates};
 pub use document::chunk_file;
 pub use error::{Error, Result};

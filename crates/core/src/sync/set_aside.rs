@@ -132,16 +132,23 @@ fn install_hook() {
     });
 }
 
-/// rag-formats' hook: records the file and applies the policy. Never panics.
+/// rag-formats' hook for a tree-sitter parse past its bound.
 fn runaway_parse(event: &rag_formats::RunawayParse) {
-    let Ok(Some(converting)) = CONVERTING.try_with(|c| c.borrow().clone()) else {
-        return;
-    };
-    let reason = format!(
+    set_aside_current(format!(
         "its source parse passed the memory bound of {} MiB (tree-sitter's error recovery on \
          text far from valid code)",
         event.budget >> 20
-    );
+    ));
+}
+
+/// Records the file this thread converts as set aside for `reason` and applies the policy.
+/// Called from inside an allocation: never panics, and nothing here holds a borrow while the
+/// policy runs.
+pub(crate) fn set_aside_current(reason: String) {
+    let Ok(Some(converting)) = CONVERTING.try_with(|c| c.try_borrow().ok().and_then(|c| c.clone()))
+    else {
+        return;
+    };
     let mut set_aside_env = None;
     if let Some(context) = &converting.set_aside {
         let entry = SetAsideFile {
@@ -168,7 +175,11 @@ fn runaway_parse(event: &rag_formats::RunawayParse) {
 /// Adds `entry` to the directory's list. A failure is logged: the parse is refused either way.
 fn record(dir: &Path, entry: &SetAsideFile) {
     let mut files = load_file(dir);
-    if !files.contains(entry) {
+    // Two bounds can trip on one file (tree-sitter's, then the conversion's): one entry.
+    if !files
+        .iter()
+        .any(|f| f.path == entry.path && f.content_hash == entry.content_hash)
+    {
         files.push(entry.clone());
     }
     if let Err(e) = save_file(dir, &files) {
