@@ -869,3 +869,121 @@ fn in_the_library_a_runaway_parse_is_refused_recorded_and_then_skipped() {
         report.errors
     );
 }
+
+/// A one-page PDF whose page lists one compressed content stream `refs` times: 64 MiB of
+/// text operators and spaces behind ~66 KB, so the file inflates to `refs` × 64 MiB.
+fn inflating_pdf(refs: usize) -> Vec<u8> {
+    use std::io::Write;
+    let mut content =
+        b"BT /F1 12 Tf 72 720 Td (Text that inflates far past its file) Tj ET\n".to_vec();
+    content.resize(content.len() + (64 << 20), b' ');
+    let mut encoder = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
+    encoder.write_all(&content).unwrap();
+    let stream = encoder.finish().unwrap();
+    let contents = vec!["4 0 R"; refs].join(" ");
+    let mut objects: Vec<Vec<u8>> = vec![
+        b"<< /Type /Catalog /Pages 2 0 R >>".to_vec(),
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>".to_vec(),
+        format!(
+            "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents [{contents}] \
+             /Resources << /Font << /F1 5 0 R >> >> >>"
+        )
+        .into_bytes(),
+        format!(
+            "<< /Length {} /Filter /FlateDecode >>\nstream\n",
+            stream.len()
+        )
+        .into_bytes(),
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>".to_vec(),
+    ];
+    objects[3].extend_from_slice(&stream);
+    objects[3].extend_from_slice(b"\nendstream");
+    let mut pdf = b"%PDF-1.4\n".to_vec();
+    let mut offsets = Vec::new();
+    for (i, object) in objects.iter().enumerate() {
+        offsets.push(pdf.len());
+        pdf.extend_from_slice(format!("{} 0 obj\n", i + 1).as_bytes());
+        pdf.extend_from_slice(object);
+        pdf.extend_from_slice(b"\nendobj\n");
+    }
+    let xref = pdf.len();
+    pdf.extend_from_slice(
+        format!("xref\n0 {}\n0000000000 65535 f \n", objects.len() + 1).as_bytes(),
+    );
+    for offset in offsets {
+        pdf.extend_from_slice(format!("{offset:010} 00000 n \n").as_bytes());
+    }
+    pdf.extend_from_slice(
+        format!(
+            "trailer\n<< /Size {} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n",
+            objects.len() + 1
+        )
+        .as_bytes(),
+    );
+    pdf
+}
+
+#[test]
+fn a_pdf_that_inflates_past_its_memory_bound_is_set_aside_and_the_sync_goes_on() {
+    let work = tempfile::tempdir().unwrap();
+    let docs = work.path().join("docs");
+    std::fs::create_dir_all(&docs).unwrap();
+    let page = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/corpora/python-docs/docs/tutorial/index.html");
+    std::fs::copy(&page, docs.join("index.html")).unwrap();
+    // ~66 KB that inflates to 6.4 GB in the PDF parser (lopdf holds every content stream).
+    let bomb = inflating_pdf(100);
+    assert!(bomb.len() < 100_000, "{} bytes", bomb.len());
+    std::fs::write(docs.join("inflates.pdf"), &bomb).unwrap();
+    // A small copy of the same shape stays far inside the bound and is indexed.
+    std::fs::write(docs.join("small.pdf"), inflating_pdf(1)).unwrap();
+    let index = work.path().join("idx");
+    // Four GiB of address space: without a bound the parser fails to allocate and the
+    // process aborts, instead of taking the machine.
+    let sync_in_4_gib = || {
+        let command = rag_index();
+        let out = Command::new("sh")
+            .args(["-c", "ulimit -v 4194304 && exec \"$0\" \"$@\""])
+            .arg(command.get_program())
+            .args(["sync", s(&docs), "--index", s(&index), "--json"])
+            .envs(command.get_envs().filter_map(|(k, v)| Some((k, v?))))
+            .env_remove("RAG_INDEX_PATH")
+            .env_remove("RAG_INDEX_PRECISION")
+            .env_remove("RUST_BACKTRACE")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        let report: Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|_| panic!("{:?}: {stderr}", out.status));
+        (out.status.code(), report, stderr)
+    };
+    let (code_now, report, stderr) = sync_in_4_gib();
+    assert_eq!(code_now, Some(1), "{report} {stderr}");
+    assert_eq!(stderr.matches("starting again").count(), 1, "{stderr}");
+    let errors = report["errors"].as_array().unwrap();
+    assert_eq!(errors.len(), 1, "{report}");
+    assert_eq!(errors[0]["path"], "inflates.pdf");
+    assert!(
+        errors[0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("memory bound"),
+        "{report}"
+    );
+    let chunks = texts(&index);
+    assert!(chunks.iter().filter(|(p, _)| p == "index.html").count() > 3);
+    assert!(
+        chunks
+            .iter()
+            .any(|(p, t)| p == "small.pdf" && t.contains("inflates far past"))
+    );
+    assert!(!chunks.iter().any(|(p, _)| p == "inflates.pdf"));
+
+    let (code_now, report, stderr) = sync_in_4_gib();
+    assert_eq!(code_now, Some(1), "{report}");
+    assert!(!stderr.contains("starting again"), "{stderr}");
+    assert!(
+        report["errors"].to_string().contains("set aside"),
+        "{report}"
+    );
+}
