@@ -697,14 +697,21 @@ fn pipes_and_endless_devices_in_the_folder_neither_hang_nor_drop_chunks() {
     assert_eq!(texts(&index), before);
 }
 
-#[test]
-fn html_nested_without_end_is_refused_by_name_in_bounded_time() {
-    let work = tempfile::tempdir().unwrap();
-    let docs = work.path().join("docs");
+/// `WORK/docs` holding one real python-docs page as `index.html`; returns the folder and the
+/// page's path in the corpus.
+fn docs_with_python_page(work: &Path) -> (PathBuf, PathBuf) {
+    let docs = work.join("docs");
     std::fs::create_dir_all(&docs).unwrap();
     let page = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../shared/corpora/python-docs/docs/tutorial/index.html");
     std::fs::copy(&page, docs.join("index.html")).unwrap();
+    (docs, page)
+}
+
+#[test]
+fn html_nested_without_end_is_refused_by_name_in_bounded_time() {
+    let work = tempfile::tempdir().unwrap();
+    let (docs, page) = docs_with_python_page(work.path());
     std::fs::copy(&page, docs.join("was-fine.html")).unwrap();
     let index = work.path().join("idx");
     let sync_args = ["sync", s(&docs), "--index", s(&index), "--json"];
@@ -931,11 +938,7 @@ fn inflating_pdf(refs: usize) -> Vec<u8> {
 #[test]
 fn a_pdf_that_inflates_past_its_memory_bound_is_set_aside_and_the_sync_goes_on() {
     let work = tempfile::tempdir().unwrap();
-    let docs = work.path().join("docs");
-    std::fs::create_dir_all(&docs).unwrap();
-    let page = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/corpora/python-docs/docs/tutorial/index.html");
-    std::fs::copy(&page, docs.join("index.html")).unwrap();
+    let (docs, _) = docs_with_python_page(work.path());
     // ~66 KB that inflates to 6.4 GB in the PDF parser (lopdf holds every content stream).
     let bomb = inflating_pdf(100);
     assert!(bomb.len() < 100_000, "{} bytes", bomb.len());
