@@ -747,38 +747,6 @@ fn html_nested_without_end_is_refused_by_name_in_bounded_time() {
     assert_eq!(report["files"]["removed"], 0, "{report}");
 }
 
-/// `sync DOCS --index INDEX --json` with its address space limited to `kib` (`ulimit -v`), so
-/// a runaway allocation fails (and the process aborts) instead of taking the machine. Returns
-/// the exit code (none when a signal ended it), the report and stderr.
-fn sync_within_address_space(docs: &Path, index: &Path, kib: u64) -> (Option<i32>, Value, String) {
-    let command = rag_index();
-    let out = Command::new("sh")
-        .args(["-c", &format!("ulimit -v {kib} && exec \"$0\" \"$@\"")])
-        .arg(command.get_program())
-        .args(["sync", s(docs), "--index", s(index), "--json"])
-        .envs(command.get_envs().filter_map(|(k, v)| Some((k, v?))))
-        .env_remove("RAG_INDEX_PATH")
-        .env_remove("RAG_INDEX_PRECISION")
-        .env_remove("RUST_BACKTRACE")
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    let report: Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|_| panic!("{:?}: {stderr}", out.status));
-    (out.status.code(), report, stderr)
-}
-
-/// The sync that met a runaway file: it started again once, and `path` is its one error, for
-/// passing a memory bound.
-fn assert_set_aside_after_one_restart(report: &Value, stderr: &str, path: &str) {
-    assert_eq!(stderr.matches("starting again").count(), 1, "{stderr}");
-    let errors = report["errors"].as_array().unwrap();
-    assert_eq!(errors.len(), 1, "{report}");
-    assert_eq!(errors[0]["path"], path);
-    let reason = errors[0]["error"].as_str().unwrap();
-    assert!(reason.contains("memory bound"), "{report}");
-}
-
 #[test]
 fn source_whose_parse_runs_away_with_memory_is_set_aside_and_the_sync_goes_on() {
     let work = tempfile::tempdir().unwrap();
@@ -792,7 +760,8 @@ fn source_whose_parse_runs_away_with_memory_is_set_aside_and_the_sync_goes_on() 
     let index = work.path().join("idx");
     // Three GiB of address space: a runaway parse without its bound fails to allocate (and
     // tree-sitter aborts) instead of taking the machine; a bounded sync needs under one.
-    let sync_in_3_gib = || sync_within_address_space(&docs, &index, 3 << 20);
+    let sync_in_3_gib =
+        || sync_within_address_space(&["sync", s(&docs), "--index", s(&index)], 3 << 20);
     let (code_now, report, stderr) = sync_in_3_gib();
     assert_eq!(code_now, Some(0), "{report} {stderr}");
     let count = |path: &str| texts(&index).iter().filter(|(p, _)| p == path).count();
@@ -948,7 +917,8 @@ fn a_pdf_that_inflates_past_its_memory_bound_is_set_aside_and_the_sync_goes_on()
     let index = work.path().join("idx");
     // Four GiB of address space: without a bound the parser fails to allocate and the
     // process aborts, instead of taking the machine.
-    let sync_in_4_gib = || sync_within_address_space(&docs, &index, 4 << 20);
+    let sync_in_4_gib =
+        || sync_within_address_space(&["sync", s(&docs), "--index", s(&index)], 4 << 20);
     let (code_now, report, stderr) = sync_in_4_gib();
     assert_eq!(code_now, Some(1), "{report} {stderr}");
     assert_set_aside_after_one_restart(&report, &stderr, "inflates.pdf");

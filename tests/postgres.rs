@@ -900,3 +900,63 @@ fn a_reader_during_a_sync_sees_the_old_state_or_the_new_one_never_a_mix() {
         );
     }
 }
+
+#[test]
+fn a_runaway_parse_on_postgres_is_set_aside_and_the_sync_goes_on() {
+    let pg = PgServer::start();
+    let work = tempfile::tempdir().unwrap();
+    let docs = work.path().join("docs");
+    std::fs::create_dir_all(&docs).unwrap();
+    let code = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpora/code/docs");
+    std::fs::copy(code.join("python/json/decoder.py"), docs.join("decoder.py")).unwrap();
+    let valid_ts = "/** Adds one. */\nexport function next(count: number): number {\n  \
+                    return count + 1;\n}\n";
+    std::fs::write(docs.join("was-fine.ts"), valid_ts).unwrap();
+    let docs_arg = docs.to_str().unwrap();
+    let args = ["sync", docs_arg, "--store", &pg.url, "--collection", "code"];
+    // Three GiB of address space: without its bound a runaway parse fails to allocate instead
+    // of taking the machine; a bounded sync needs well under one.
+    let sync_in_3_gib = || sync_within_address_space(&args, 3 << 20);
+    let (code_now, report, stderr) = sync_in_3_gib();
+    assert_eq!(code_now, Some(0), "{report} {stderr}");
+    let chunks_of = |path: &str| {
+        pg_dump(&pg.url, "code")
+            .into_values()
+            .filter(|c| c["path"] == path)
+            .map(|c| c["text"].as_str().unwrap().to_string())
+            .collect::<Vec<_>>()
+    };
+    let before = chunks_of("was-fine.ts");
+    assert_eq!(before.len(), 1);
+
+    // Unclosed type arguments: tree-sitter's last step holds memory quadratic in their count.
+    // The process cannot stop it and return, so it starts again without the file. There is no
+    // index folder to record the file in: the new process image is told by its environment, and
+    // it must take the collection's writer lock the old image held.
+    std::fs::write(docs.join("was-fine.ts"), "f<a, ".repeat(40_000)).unwrap();
+    std::fs::copy(code.join("python/json/encoder.py"), docs.join("encoder.py")).unwrap();
+    let (code_now, report, stderr) = sync_in_3_gib();
+    assert_eq!(
+        code_now,
+        Some(1),
+        "a refused file is a failure: {report} {stderr}"
+    );
+    assert_set_aside_after_one_restart(&report, &stderr, "was-fine.ts");
+    assert_eq!(
+        chunks_of("was-fine.ts"),
+        before,
+        "its indexed chunks are kept"
+    );
+    assert!(
+        chunks_of("encoder.py").len() > 3,
+        "the rest went on: {report}"
+    );
+
+    // New bytes are tried again, and the index equals a fresh one of the folder.
+    std::fs::write(docs.join("was-fine.ts"), valid_ts.replace("one", "two")).unwrap();
+    let (code_now, report, stderr) = sync_in_3_gib();
+    assert_eq!(code_now, Some(0), "{report} {stderr}");
+    assert!(chunks_of("was-fine.ts")[0].contains("Adds two"));
+    pg_sync(&pg.url, "fresh", &docs);
+    assert_eq!(pg_dump(&pg.url, "code"), pg_dump(&pg.url, "fresh"));
+}

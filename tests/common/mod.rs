@@ -227,3 +227,36 @@ pub fn evidence_rank(question: &Value, hits: &[Value]) -> Option<Value> {
             .then(|| hit["rank"].clone())
     })
 }
+
+/// `rag-index ARGS --json` (a sync) with its address space limited to `kib` (`ulimit -v`), so a
+/// runaway allocation fails (and the process aborts) instead of taking the machine. Returns the
+/// exit code (none when a signal ended it), the report and stderr.
+pub fn sync_within_address_space(args: &[&str], kib: u64) -> (Option<i32>, Value, String) {
+    let command = rag_index();
+    let out = Command::new("sh")
+        .args(["-c", &format!("ulimit -v {kib} && exec \"$0\" \"$@\"")])
+        .arg(command.get_program())
+        .args(args)
+        .arg("--json")
+        .envs(command.get_envs().filter_map(|(k, v)| Some((k, v?))))
+        .env_remove("RAG_INDEX_PATH")
+        .env_remove("RAG_INDEX_PRECISION")
+        .env_remove("RUST_BACKTRACE")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let report: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|_| panic!("{:?}: {stderr}", out.status));
+    (out.status.code(), report, stderr)
+}
+
+/// The sync that met a runaway file: it started again once, and `path` is its one error, for
+/// passing a memory bound.
+pub fn assert_set_aside_after_one_restart(report: &Value, stderr: &str, path: &str) {
+    assert_eq!(stderr.matches("starting again").count(), 1, "{stderr}");
+    let errors = report["errors"].as_array().unwrap();
+    assert_eq!(errors.len(), 1, "{report}");
+    assert_eq!(errors[0]["path"], path);
+    let reason = errors[0]["error"].as_str().unwrap();
+    assert!(reason.contains("memory bound"), "{report}");
+}
