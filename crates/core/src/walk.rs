@@ -5,6 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use crate::folder_file::io_reason;
+
 /// Extensions the chunker reads directly (lower-case); every other indexed format is converted
 /// to Markdown first by `rag-formats`.
 pub const TEXT_EXTENSIONS: &[&str] = &["md", "markdown", "txt"];
@@ -135,6 +137,25 @@ fn error_path(err: &ignore::Error) -> Option<&Path> {
     }
 }
 
+/// Why the walker could not list a path, without the path: the problem is reported under it.
+fn walk_error_reason(err: &ignore::Error) -> String {
+    match err {
+        ignore::Error::WithPath { err, .. } | ignore::Error::WithDepth { err, .. } => {
+            walk_error_reason(err)
+        }
+        ignore::Error::Io(io) => {
+            // walkdir's errors come wrapped in one that names the path again; its source
+            // is the system's own error.
+            let system = io
+                .get_ref()
+                .and_then(|wrapped| wrapped.source())
+                .and_then(|source| source.downcast_ref::<std::io::Error>());
+            io_reason(system.unwrap_or(io))
+        }
+        other => other.to_string(),
+    }
+}
+
 /// Lists the documents under `root` with [`WalkOptions::default`]. See [`walk_with`].
 pub fn walk(root: &Path, exclude: Option<&Path>) -> (Vec<FoundFile>, Vec<WalkProblem>) {
     walk_with(root, exclude, WalkOptions::default())
@@ -249,7 +270,7 @@ pub fn walk_with(
                     rel: rel.unwrap_or_else(|| {
                         path.map_or_else(|| root.display().to_string(), |p| p.display().to_string())
                     }),
-                    error: err.to_string(),
+                    error: walk_error_reason(&err),
                     unlisted,
                 });
             }
@@ -448,5 +469,42 @@ mod tests {
         assert_eq!(problems[0].rel, ".gitignore");
         assert_eq!(problems[0].unlisted.as_deref(), Some(""));
         assert!(problems[0].error.contains("the folder is not walked"));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn pipes_sockets_and_devices_are_not_listed_and_a_link_loop_is_named_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::write(root.join("a.md"), "text").unwrap();
+        let made = std::process::Command::new("mkfifo")
+            .arg(root.join("pipe.md"))
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let _socket = std::os::unix::net::UnixListener::bind(root.join("socket.md")).unwrap();
+        std::fs::create_dir(root.join("inside")).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", root.join("inside/zero.md")).unwrap();
+        std::os::unix::fs::symlink("loop2.md", root.join("loop1.md")).unwrap();
+        std::os::unix::fs::symlink("loop1.md", root.join("loop2.md")).unwrap();
+
+        for follow_links in [false, true] {
+            let options = WalkOptions {
+                follow_links,
+                ..WalkOptions::default()
+            };
+            let (files, problems) = walk_with(root, None, options);
+            let rels: Vec<_> = files.iter().map(|f| f.rel.as_str()).collect();
+            assert_eq!(rels, ["a.md"], "follow: {follow_links}");
+            let named: Vec<_> = problems.iter().map(|p| p.rel.as_str()).collect();
+            assert_eq!(named, ["loop1.md", "loop2.md"], "follow: {follow_links}");
+            for problem in &problems {
+                assert!(
+                    !problem.error.contains("loop"),
+                    "the reason does not repeat the path: {problem:?}"
+                );
+                assert!(problem.error.contains("symbolic links"), "{problem:?}");
+            }
+        }
     }
 }
