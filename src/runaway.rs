@@ -24,6 +24,11 @@ pub fn exit_on_runaway_parse() {
     on_runaway_parse(exit);
 }
 
+/// Whether this process image is a restart after a runaway parse.
+pub fn is_restarted_image() -> bool {
+    std::env::var_os(RESTARTS_ENV).is_some()
+}
+
 fn restart(event: &RunawayParse) {
     let restarts: u32 = std::env::var(RESTARTS_ENV)
         .ok()

@@ -486,6 +486,29 @@ fn one_writer_per_collection_and_collections_sync_side_by_side() {
     let out = waiting.wait_with_output().unwrap();
     assert!(out.status.success());
 
+    // A sync restarted after a runaway parse waits a while, without `--wait`, for the lock its
+    // previous image's session may still hold on the server.
+    let holder = RagIndex::open_at(
+        &location,
+        embedder(),
+        IndexConfig::default(),
+        OpenMode::Writer { wait: false },
+    )
+    .unwrap();
+    let mut restarted = pg_command(&pg.url, "a", &["sync", a.to_str().unwrap(), "--json"])
+        .env("RAG_INDEX_RESTARTS", "1")
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(
+        restarted.try_wait().unwrap().is_none(),
+        "a restarted image must wait"
+    );
+    drop(holder);
+    let out = restarted.wait_with_output().unwrap();
+    assert!(out.status.success());
+
     // Two machines, two collections, at once: both succeed.
     let children: Vec<_> = [("b", &b), ("a2", &a)]
         .iter()

@@ -3,7 +3,7 @@
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use rag_index_core::{
@@ -12,6 +12,7 @@ use rag_index_core::{
 };
 
 use crate::output::note;
+use crate::runaway::is_restarted_image;
 use crate::setup::{index_config, load_embedder, locate_index};
 use crate::signals::Signals;
 
@@ -150,9 +151,7 @@ fn open(
     args: &SyncArgs,
 ) -> Result<RagIndex, CoreError> {
     let StoreLocation::Dir(index_dir) = location else {
-        // PostgreSQL waits on the collection's lock itself.
-        let mode = OpenMode::Writer { wait: args.wait };
-        return RagIndex::open_at(location, embedder, args.config.clone(), mode);
+        return open_collection(location, embedder, args);
     };
     let mut moved = false;
     loop {
@@ -169,6 +168,29 @@ fn open(
                     aside.display()
                 ));
                 moved = true;
+            }
+            other => return other,
+        }
+    }
+}
+
+/// How long a sync restarted after a runaway parse waits for its collection's lock.
+const RESTART_LOCK_WAIT: Duration = Duration::from_secs(10);
+
+/// Opens a PostgreSQL collection; the server waits on its lock with `--wait`. A restarted image
+/// also waits, a bounded while: the lock belongs to the previous image's session, which the
+/// server ends only once it notices the connection the exec closed.
+fn open_collection(
+    location: &StoreLocation,
+    embedder: std::sync::Arc<rag_index_core::Embedder>,
+    args: &SyncArgs,
+) -> Result<RagIndex, CoreError> {
+    let mode = OpenMode::Writer { wait: args.wait };
+    let deadline = Instant::now() + RESTART_LOCK_WAIT;
+    loop {
+        match RagIndex::open_at(location, embedder.clone(), args.config.clone(), mode) {
+            Err(CoreError::Busy { .. }) if is_restarted_image() && Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(200))
             }
             other => return other,
         }
