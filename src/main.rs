@@ -179,7 +179,7 @@ fn main() -> ExitCode {
                     Some(CoreError::Busy { .. })
                 )
             });
-            output::note(&format!("error: {err:#}"));
+            output::note(&format!("error: {}", output::error_text(&err)));
             ExitCode::from(if busy { EXIT_BUSY } else { 2 })
         }
         Err(_) => {

@@ -62,6 +62,23 @@ pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
     })
 }
 
+/// The error and its causes, each said once: many errors already quote their cause in their own
+/// message, and `{:#}` would repeat it.
+pub fn error_text(err: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in err.chain() {
+        let part = cause.to_string();
+        if text.contains(&part) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&part);
+    }
+    text
+}
+
 /// `line` cut to `max` characters with an ellipsis.
 pub fn truncate(line: &str, max: usize) -> String {
     match line.char_indices().nth(max) {
@@ -80,4 +97,34 @@ pub fn human_bytes(bytes: u64) -> String {
         unit += 1;
     }
     format!("{value:.1} {}", units[unit])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_cause_is_said_once() {
+        let full_disk = || std::io::Error::from_raw_os_error(28);
+        // This error quotes its source in its own message.
+        let quoting = rag_index_core::Error::Io {
+            action: "cannot write",
+            path: "/i/graph".into(),
+            source: full_disk(),
+        };
+        let err = anyhow::Error::new(quoting).context("sync of /docs failed");
+        assert_eq!(
+            error_text(&err),
+            format!(
+                "sync of /docs failed: cannot write /i/graph: {}",
+                full_disk()
+            )
+        );
+        // A cause the message does not quote is kept.
+        let err = anyhow::Error::new(full_disk()).context("cannot write /out");
+        assert_eq!(
+            error_text(&err),
+            format!("cannot write /out: {}", full_disk())
+        );
+    }
 }

@@ -69,7 +69,15 @@ pub enum StoreError {
         /// The database file.
         path: PathBuf,
     },
-    /// Any other redb failure (I/O, transaction, storage).
+    /// Reading or writing the database file failed: a full disk, a failing device.
+    #[error("index file {path}: {error}")]
+    Io {
+        /// The database file.
+        path: PathBuf,
+        /// What the system said.
+        error: std::io::Error,
+    },
+    /// Any other redb failure (transaction, storage).
     #[error("index storage error: {0}")]
     Storage(#[from] redb::Error),
 }
@@ -99,6 +107,10 @@ impl StoreError {
                     reason: format!("the file is truncated or not redb's ({io})"),
                 }
             }
+            StoreError::Storage(redb::Error::Io(error)) => StoreError::Io {
+                path: path.to_owned(),
+                error,
+            },
             other => other,
         }
     }
@@ -189,5 +201,25 @@ pub(crate) fn open_error(path: &Path, e: DatabaseError) -> StoreError {
             path: path.to_owned(),
             source,
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_write_names_the_file_and_says_the_reason_once() {
+        let path = Path::new("/index/index.redb");
+        let full_disk = std::io::Error::from_raw_os_error(28);
+        let reason = full_disk.to_string();
+        let err = StoreError::Storage(redb::Error::Io(full_disk)).at(path);
+        assert!(matches!(err, StoreError::Io { .. }), "{err:?}");
+        assert_eq!(
+            err.to_string(),
+            format!("index file /index/index.redb: {reason}")
+        );
+        assert!(std::error::Error::source(&err).is_none());
+        assert!(!err.is_damage(), "a full disk is not damage");
     }
 }

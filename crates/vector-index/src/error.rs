@@ -52,10 +52,12 @@ pub enum IndexError {
         source: std::io::Error,
     },
     /// hnsw_rs failed (or panicked) while dumping or loading the graph.
-    #[error("hnsw graph {op} failed: {reason}")]
+    #[error("hnsw graph {op} in {} failed: {reason}", dir.display())]
     Graph {
         /// `"dump"` or `"load"`.
         op: &'static str,
+        /// The directory of the saved index.
+        dir: PathBuf,
         /// hnsw_rs's message.
         reason: String,
     },

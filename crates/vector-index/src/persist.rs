@@ -151,11 +151,11 @@ pub(crate) fn save(index: &VectorIndex, dir: &Path) -> Result<SavedBase, IndexEr
     // no dump.
     let graph = index.graph()?;
     let basename = if graph.len() > 0 {
-        Some(
-            graph
-                .dump(dir)
-                .map_err(|reason| IndexError::Graph { op: "dump", reason })?,
-        )
+        Some(graph.dump(dir).map_err(|reason| IndexError::Graph {
+            op: "dump",
+            dir: dir.to_owned(),
+            reason,
+        })?)
     } else {
         None
     };
@@ -577,8 +577,11 @@ impl GraphSource {
         let data_name = format!("{}.hnsw.data", self.basename);
         let path = self.dir.join(&data_name);
         let graph = if self.files.iter().any(|(name, _, _)| *name == data_name) {
-            Graph::load(&self.dir, &self.basename)
-                .map_err(|reason| IndexError::Graph { op: "load", reason })?
+            Graph::load(&self.dir, &self.basename).map_err(|reason| IndexError::Graph {
+                op: "load",
+                dir: self.dir.clone(),
+                reason,
+            })?
         } else {
             self.load_writing_data(&path, dim, vectors)?
         };
@@ -619,8 +622,11 @@ impl GraphSource {
         let written = crate::graph::write_dump_data(path, dim, order, vectors)
             .map_err(|e| IndexError::io(path, e));
         let loaded = written.and_then(|()| {
-            Graph::load(&self.dir, &self.basename)
-                .map_err(|reason| IndexError::Graph { op: "load", reason })
+            Graph::load(&self.dir, &self.basename).map_err(|reason| IndexError::Graph {
+                op: "load",
+                dir: self.dir.clone(),
+                reason,
+            })
         });
         let removed = fs::remove_file(path).map_err(|e| IndexError::io(path, e));
         let graph = loaded?;
@@ -736,8 +742,11 @@ pub(crate) fn load_full(
     // A directory saved before `search.bin` existed: everything comes from the hnsw_rs dump.
     let mut vectors = VectorTable::zeroed(n * index.dim);
     if let Some(base) = &manifest.graph {
-        let graph =
-            Graph::load(dir, base).map_err(|reason| IndexError::Graph { op: "load", reason })?;
+        let graph = Graph::load(dir, base).map_err(|reason| IndexError::Graph {
+            op: "load",
+            dir: dir.to_owned(),
+            reason,
+        })?;
         let dim = index.dim;
         let vectors = &mut vectors;
         check_points(
