@@ -57,12 +57,13 @@ pub fn run(
         line(
             &mut out,
             format_args!(
-                "{}: {} files, {} chunks, {} vectors, {} problems",
+                "{}: {} files, {} chunks, {} vectors, {} problem{}",
                 if report.ok() { "ok" } else { "FAILED" },
                 report.files,
                 report.chunks,
                 report.vectors,
-                report.problems.len()
+                report.problems.len(),
+                if report.problems.len() == 1 { "" } else { "s" }
             ),
         )?;
     }

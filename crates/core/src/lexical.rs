@@ -67,9 +67,9 @@ impl RagIndex {
             Ok(lexical) if lexical.generation() == Some(generation) => true,
             Ok(lexical) => {
                 log::warn!(
-                    "lexical index is at generation {:?}, the store at {generation}; this sync \
+                    "lexical index is at {}, the store at generation {generation}; this sync \
                      rebuilds it",
-                    lexical.generation()
+                    generation_text(lexical.generation())
                 );
                 false
             }
@@ -228,11 +228,15 @@ impl RagIndex {
         };
         let mut problems = Vec::new();
         if lexical.generation() != Some(meta.generation) {
-            problems.push(format!(
-                "lexical index is at generation {:?}, the store at {}",
-                lexical.generation(),
+            // Readers do not search it and the next sync rebuilds it whole, so what it holds
+            // chunk by chunk says nothing more.
+            return vec![format!(
+                "lexical index is at {}, the store at generation {} (a sync stopped between \
+                 the two commits); searches use the vectors alone until the next sync \
+                 rebuilds it",
+                generation_text(lexical.generation()),
                 meta.generation
-            ));
+            )];
         }
         if lexical.num_docs() != chunks.len() as u64 {
             problems.push(format!(
@@ -308,4 +312,12 @@ fn summarise(problems: &mut Vec<String>, found: Vec<String>) {
     if more > 0 {
         problems.push(format!("... and {more} more like it"));
     }
+}
+
+/// "generation 7", or that it has none (an index never committed).
+fn generation_text(generation: Option<u64>) -> String {
+    generation.map_or_else(
+        || "no generation".to_string(),
+        |g| format!("generation {g}"),
+    )
 }
