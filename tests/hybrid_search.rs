@@ -177,6 +177,117 @@ fn lexical_and_hybrid_search_follow_every_sync() {
     }
 }
 
+/// Every path under `dir`, relative.
+fn paths_under(dir: &Path) -> BTreeSet<String> {
+    let mut found = BTreeSet::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(at) = pending.pop() {
+        for entry in std::fs::read_dir(&at).unwrap() {
+            let path = entry.unwrap().path();
+            found.insert(path.strip_prefix(dir).unwrap().display().to_string());
+            if path.is_dir() {
+                pending.push(path);
+            }
+        }
+    }
+    found
+}
+
+/// An index the searching user may not write (built by another user, or on a read-only volume)
+/// is searched with both signals: tantivy's reader takes a lock file it cannot create there.
+#[test]
+fn an_index_the_reader_cannot_write_is_searched_with_both_signals() {
+    let work = tempfile::tempdir().unwrap();
+    let (docs, index) = (work.path().join("docs"), work.path().join("index"));
+    copy_corpus_files(&docs, &FILES[..2]);
+    sync(&docs, &index, 0);
+    let idx = index.to_str().unwrap();
+    let files_before = paths_under(&index);
+
+    let root = String::from_utf8(
+        std::process::Command::new("id")
+            .arg("-u")
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap()
+    .trim()
+        == "0";
+    let chmod = |mode: &str| {
+        let status = std::process::Command::new("chmod")
+            .args(["-R", mode])
+            .arg(work.path())
+            .status()
+            .unwrap();
+        assert!(status.success());
+    };
+    // Root writes anywhere, so as root the searches run as `nobody`, who may read the index but
+    // not write it; otherwise the index is made read-only for this user.
+    chmod(if root { "a+rX" } else { "a-w" });
+    let as_reader = |args: &[&str]| {
+        let mut reader = rag_index();
+        let binary = reader.get_program().to_owned();
+        if root {
+            let mut dropped = std::process::Command::new("setpriv");
+            dropped.args(["--reuid=65534", "--regid=65534", "--clear-groups"]);
+            dropped.arg(binary);
+            for (key, value) in reader.get_envs() {
+                match value {
+                    Some(value) => dropped.env(key, value),
+                    None => dropped.env_remove(key),
+                };
+            }
+            reader = dropped;
+        }
+        let out = reader.args(args).output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        json_lines(&String::from_utf8(out.stdout).unwrap())
+    };
+
+    let lexical = as_reader(&[
+        "query",
+        "--index",
+        idx,
+        "--mode",
+        "lexical",
+        "--json",
+        "maxConcurrentStreams",
+    ]);
+    let hits = lexical[0]["hits"].as_array().unwrap();
+    assert!(
+        hits[0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("maxConcurrentStreams"),
+        "{hits:?}"
+    );
+    let hybrid = as_reader(&["query", "--index", idx, "--json", "maxConcurrentStreams"]);
+    assert!(
+        hybrid[0]["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|hit| hit["signals"]["lexical"]["rank"] == 1),
+        "the hybrid search has its lexical side: {hybrid:?}"
+    );
+    assert_eq!(
+        as_reader(&["verify", "--index", idx, "--json"])[0]["ok"],
+        true
+    );
+    chmod("u+w");
+    assert_eq!(
+        paths_under(&index),
+        files_before,
+        "the readers wrote nothing"
+    );
+}
+
 #[test]
 fn verify_and_sync_rebuild_a_damaged_or_missing_lexical_index() {
     let work = tempfile::tempdir().unwrap();

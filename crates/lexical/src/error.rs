@@ -66,7 +66,18 @@ impl LexicalError {
     /// Wraps a tantivy error, turning the cases callers act on into their own variants.
     pub(crate) fn tantivy(path: &std::path::Path, source: tantivy::TantivyError) -> Self {
         match source {
-            tantivy::TantivyError::LockFailure(..) => LexicalError::Busy { path: path.into() },
+            tantivy::TantivyError::LockFailure(
+                tantivy::directory::error::LockError::LockBusy,
+                _,
+            ) => LexicalError::Busy { path: path.into() },
+            // The lock file could not be created or locked: say why, not that someone holds it.
+            tantivy::TantivyError::LockFailure(
+                tantivy::directory::error::LockError::IoError(io),
+                _,
+            ) => LexicalError::Io {
+                path: path.into(),
+                source: std::io::Error::new(io.kind(), format!("cannot take its lock: {io}")),
+            },
             tantivy::TantivyError::DataCorruption(c) => LexicalError::Corrupt {
                 path: path.into(),
                 detail: format!("{c:?}"),

@@ -13,6 +13,7 @@ use crate::analyzer::{ANALYZER_NAME, analyze, analyzer};
 use crate::collect::{ChunkIds, for_each_doc, top_k};
 use crate::dir::{self, State};
 use crate::error::LexicalError;
+use crate::reader_dir::ReaderDirectory;
 use crate::schema::{self, Fields};
 
 /// One search hit.
@@ -88,13 +89,14 @@ impl LexicalIndex {
 
     /// Opens the index in `dir` to search it, without the writer lock, so any number of processes
     /// may do so while one writes. It sees the last commit at opening time and then at each
-    /// [`LexicalIndex::reload`]. (Opening still briefly takes tantivy's own meta lock file, which
-    /// keeps the writer's garbage collection from deleting files a reader is about to open.)
+    /// [`LexicalIndex::reload`]. (Opening briefly takes tantivy's own meta lock file, which keeps
+    /// the writer's garbage collection from deleting files a reader is about to open, where the
+    /// directory can be written: a read-only one is searched too.)
     pub fn open_read_only(dir: &Path) -> Result<LexicalIndex, LexicalError> {
         if !dir.join(dir::META).exists() {
             return Err(LexicalError::NotFound { path: dir.into() });
         }
-        let index = open_existing(dir)?;
+        let index = open_existing_to_read(dir)?;
         Self::finish_open(dir, index, false)
     }
 
@@ -315,9 +317,18 @@ impl LexicalIndex {
     }
 }
 
-/// Opens the tantivy index in `dir`, which has a `meta.json`.
+/// Opens the tantivy index in `dir`, which has a `meta.json`, for its writer.
 fn open_existing(dir: &Path) -> Result<Index, LexicalError> {
     guarded(dir, "opening the index", || {
         Index::open_in_dir(dir).map_err(|e| LexicalError::opening(dir, e))
+    })
+}
+
+/// Opens it for a reader, who may have no right to write in `dir` (see [`ReaderDirectory`]).
+fn open_existing_to_read(dir: &Path) -> Result<Index, LexicalError> {
+    guarded(dir, "opening the index", || {
+        ReaderDirectory::open(dir)
+            .and_then(Index::open)
+            .map_err(|e| LexicalError::opening(dir, e))
     })
 }

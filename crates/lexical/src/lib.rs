@@ -61,6 +61,7 @@ mod collect;
 mod dir;
 mod error;
 mod index;
+mod reader_dir;
 mod schema;
 mod writer;
 
