@@ -751,12 +751,7 @@ fn html_nested_without_end_is_refused_by_name_in_bounded_time() {
 fn source_whose_parse_runs_away_with_memory_is_set_aside_and_the_sync_goes_on() {
     let work = tempfile::tempdir().unwrap();
     let docs = work.path().join("docs");
-    std::fs::create_dir_all(&docs).unwrap();
-    let code = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpora/code/docs");
-    std::fs::copy(code.join("python/json/decoder.py"), docs.join("decoder.py")).unwrap();
-    let valid_ts = "/** Adds one. */\nexport function next(count: number): number {\n  \
-                    return count + 1;\n}\n";
-    std::fs::write(docs.join("was-fine.ts"), valid_ts).unwrap();
+    code_folder_with_valid_ts(&docs);
     let index = work.path().join("idx");
     // Three GiB of address space: a runaway parse without its bound fails to allocate (and
     // tree-sitter aborts) instead of taking the machine; a bounded sync needs under one.
@@ -767,18 +762,9 @@ fn source_whose_parse_runs_away_with_memory_is_set_aside_and_the_sync_goes_on() 
     let count = |path: &str| texts(&index).iter().filter(|(p, _)| p == path).count();
     assert_eq!(count("was-fine.ts"), 1);
 
-    // Unclosed type arguments: tree-sitter's last step holds memory quadratic in their count
-    // (40 KB: 1.4 GB; these 200 KB: tens of GB). It cannot be stopped inside the process, so
-    // the file is recorded and the sync starts again without it, once.
-    std::fs::write(docs.join("was-fine.ts"), "f<a, ".repeat(40_000)).unwrap();
-    std::fs::copy(code.join("python/json/encoder.py"), docs.join("encoder.py")).unwrap();
-    let (code_now, report, stderr) = sync_in_3_gib();
-    assert_eq!(
-        code_now,
-        Some(1),
-        "a refused file is a failure: {report} {stderr}"
-    );
-    assert_set_aside_after_one_restart(&report, &stderr, "was-fine.ts");
+    // The parse cannot be stopped inside the process, so the file is recorded and the sync
+    // starts again without it, once.
+    let report = sync_after_a_runaway_parse(&docs, sync_in_3_gib);
     assert_eq!(count("was-fine.ts"), 1, "its indexed chunks are kept");
     assert!(
         count("encoder.py") > 3,
@@ -794,7 +780,7 @@ fn source_whose_parse_runs_away_with_memory_is_set_aside_and_the_sync_goes_on() 
         report["errors"].to_string().contains("set aside"),
         "{report}"
     );
-    std::fs::write(docs.join("was-fine.ts"), valid_ts.replace("one", "two")).unwrap();
+    std::fs::write(docs.join("was-fine.ts"), VALID_TS.replace("one", "two")).unwrap();
     let (code_now, report, stderr) = sync_in_3_gib();
     assert_eq!(code_now, Some(0), "{report} {stderr}");
     assert!(

@@ -71,6 +71,16 @@ fn live(chunks: Vec<Value>) -> BTreeMap<String, Value> {
         .collect()
 }
 
+/// Opens `location` as its one writer, failing (not waiting) while another writer holds it.
+fn open_writer(location: &StoreLocation) -> Result<RagIndex, Error> {
+    RagIndex::open_at(
+        location,
+        embedder(),
+        IndexConfig::default(),
+        OpenMode::Writer { wait: false },
+    )
+}
+
 fn pg_dump(url: &str, collection: &str) -> BTreeMap<String, Value> {
     live(json_lines(&pg_run(url, collection, &["dump"], 0)))
 }
@@ -318,13 +328,7 @@ fn labels_and_a_one_percent_filter_apply_inside_the_postgres_search() {
     many_small_documents(&docs, 1500);
     let location =
         StoreLocation::from_flag(Some(&pg.url), Path::new("unused"), Some("notes")).unwrap();
-    let index = RagIndex::open_at(
-        &location,
-        embedder(),
-        IndexConfig::default(),
-        OpenMode::Writer { wait: false },
-    )
-    .unwrap();
+    let index = open_writer(&location).unwrap();
     let report = sync_in_process(&index, &docs);
     assert_eq!(report.files.added, 1500);
 
@@ -453,23 +457,9 @@ fn one_writer_per_collection_and_collections_sync_side_by_side() {
     copy_corpus_files(&a, &FILES[..2]);
     copy_corpus_files(&b, &FILES[2..4]);
     let location = StoreLocation::from_flag(Some(&pg.url), Path::new("unused"), Some("a")).unwrap();
-    let holder = RagIndex::open_at(
-        &location,
-        embedder(),
-        IndexConfig::default(),
-        OpenMode::Writer { wait: false },
-    )
-    .unwrap();
+    let holder = open_writer(&location).unwrap();
     // A second writer of the same collection: busy (exit 75), in-process and from the CLI.
-    assert!(matches!(
-        RagIndex::open_at(
-            &location,
-            embedder(),
-            IndexConfig::default(),
-            OpenMode::Writer { wait: false }
-        ),
-        Err(Error::Busy { .. })
-    ));
+    assert!(matches!(open_writer(&location), Err(Error::Busy { .. })));
     pg_run(&pg.url, "a", &["sync", a.to_str().unwrap()], 75);
     // `--wait` waits for the holder, then syncs.
     let mut waiting = pg_command(
@@ -488,13 +478,7 @@ fn one_writer_per_collection_and_collections_sync_side_by_side() {
 
     // A sync restarted after a runaway parse waits a while, without `--wait`, for the lock its
     // previous image's session may still hold on the server.
-    let holder = RagIndex::open_at(
-        &location,
-        embedder(),
-        IndexConfig::default(),
-        OpenMode::Writer { wait: false },
-    )
-    .unwrap();
+    let holder = open_writer(&location).unwrap();
     let mut restarted = pg_command(&pg.url, "a", &["sync", a.to_str().unwrap(), "--json"])
         .env("RAG_INDEX_RESTARTS", "1")
         .stdout(Stdio::piped())
@@ -929,12 +913,7 @@ fn a_runaway_parse_on_postgres_is_set_aside_and_the_sync_goes_on() {
     let pg = PgServer::start();
     let work = tempfile::tempdir().unwrap();
     let docs = work.path().join("docs");
-    std::fs::create_dir_all(&docs).unwrap();
-    let code = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpora/code/docs");
-    std::fs::copy(code.join("python/json/decoder.py"), docs.join("decoder.py")).unwrap();
-    let valid_ts = "/** Adds one. */\nexport function next(count: number): number {\n  \
-                    return count + 1;\n}\n";
-    std::fs::write(docs.join("was-fine.ts"), valid_ts).unwrap();
+    code_folder_with_valid_ts(&docs);
     let docs_arg = docs.to_str().unwrap();
     let args = ["sync", docs_arg, "--store", &pg.url, "--collection", "code"];
     // Three GiB of address space: without its bound a runaway parse fails to allocate instead
@@ -952,19 +931,10 @@ fn a_runaway_parse_on_postgres_is_set_aside_and_the_sync_goes_on() {
     let before = chunks_of("was-fine.ts");
     assert_eq!(before.len(), 1);
 
-    // Unclosed type arguments: tree-sitter's last step holds memory quadratic in their count.
-    // The process cannot stop it and return, so it starts again without the file. There is no
-    // index folder to record the file in: the new process image is told by its environment, and
-    // it must take the collection's writer lock the old image held.
-    std::fs::write(docs.join("was-fine.ts"), "f<a, ".repeat(40_000)).unwrap();
-    std::fs::copy(code.join("python/json/encoder.py"), docs.join("encoder.py")).unwrap();
-    let (code_now, report, stderr) = sync_in_3_gib();
-    assert_eq!(
-        code_now,
-        Some(1),
-        "a refused file is a failure: {report} {stderr}"
-    );
-    assert_set_aside_after_one_restart(&report, &stderr, "was-fine.ts");
+    // The process cannot stop the parse and return, so it starts again without the file. There
+    // is no index folder to record the file in: the new process image is told by its
+    // environment, and it must take the collection's writer lock the old image held.
+    let report = sync_after_a_runaway_parse(&docs, sync_in_3_gib);
     assert_eq!(
         chunks_of("was-fine.ts"),
         before,
@@ -976,7 +946,7 @@ fn a_runaway_parse_on_postgres_is_set_aside_and_the_sync_goes_on() {
     );
 
     // New bytes are tried again, and the index equals a fresh one of the folder.
-    std::fs::write(docs.join("was-fine.ts"), valid_ts.replace("one", "two")).unwrap();
+    std::fs::write(docs.join("was-fine.ts"), VALID_TS.replace("one", "two")).unwrap();
     let (code_now, report, stderr) = sync_in_3_gib();
     assert_eq!(code_now, Some(0), "{report} {stderr}");
     assert!(chunks_of("was-fine.ts")[0].contains("Adds two"));

@@ -260,3 +260,46 @@ pub fn assert_set_aside_after_one_restart(report: &Value, stderr: &str, path: &s
     let reason = errors[0]["error"].as_str().unwrap();
     assert!(reason.contains("memory bound"), "{report}");
 }
+
+/// A valid TypeScript file, `was-fine.ts` in the runaway-parse tests.
+pub const VALID_TS: &str = "/** Adds one. */\nexport function next(count: number): number {\n  \
+                            return count + 1;\n}\n";
+
+/// Fills `docs` (created) with a real Python file and `was-fine.ts`, for the runaway-parse tests.
+pub fn code_folder_with_valid_ts(docs: &Path) {
+    std::fs::create_dir_all(docs).unwrap();
+    std::fs::copy(
+        code_corpus().join("python/json/decoder.py"),
+        docs.join("decoder.py"),
+    )
+    .unwrap();
+    std::fs::write(docs.join("was-fine.ts"), VALID_TS).unwrap();
+}
+
+/// Turns `was-fine.ts` of `docs` into a parse that runs away with memory (unclosed type
+/// arguments: tree-sitter's last step holds memory quadratic in their count; 40 KB took 1.4 GB),
+/// adds `encoder.py`, and runs `sync`, which must set the file aside with one restart and fail
+/// (exit 1). Returns its report.
+pub fn sync_after_a_runaway_parse(
+    docs: &Path,
+    sync: impl Fn() -> (Option<i32>, Value, String),
+) -> Value {
+    std::fs::write(docs.join("was-fine.ts"), "f<a, ".repeat(40_000)).unwrap();
+    std::fs::copy(
+        code_corpus().join("python/json/encoder.py"),
+        docs.join("encoder.py"),
+    )
+    .unwrap();
+    let (code_now, report, stderr) = sync();
+    assert_eq!(
+        code_now,
+        Some(1),
+        "a refused file is a failure: {report} {stderr}"
+    );
+    assert_set_aside_after_one_restart(&report, &stderr, "was-fine.ts");
+    report
+}
+
+fn code_corpus() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpora/code/docs")
+}
