@@ -62,13 +62,13 @@ pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
     })
 }
 
-/// The error and its causes, each said once: many errors already quote their cause in their own
-/// message, and `{:#}` would repeat it.
+/// The error and its causes, each said once: many errors already end their message with their
+/// cause's (`"cannot write {path}: {source}"`), and `{:#}` would repeat it.
 pub fn error_text(err: &anyhow::Error) -> String {
     let mut text = String::new();
     for cause in err.chain() {
         let part = cause.to_string();
-        if text.contains(&part) {
+        if !text.is_empty() && text.ends_with(&part) {
             continue;
         }
         if !text.is_empty() {
@@ -120,6 +120,9 @@ mod tests {
                 full_disk()
             )
         );
+        // A cause the message does not end with is kept, even when its words occur in it.
+        let err = anyhow::Error::new(std::io::Error::other("failed")).context("sync failed early");
+        assert_eq!(error_text(&err), "sync failed early: failed");
         // A cause the message does not quote is kept.
         let err = anyhow::Error::new(full_disk()).context("cannot write /out");
         assert_eq!(
