@@ -226,20 +226,14 @@ fn an_index_the_reader_cannot_write_is_searched_with_both_signals() {
     // not write it; otherwise the index is made read-only for this user.
     chmod(if root { "a+rX" } else { "a-w" });
     let as_reader = |args: &[&str]| {
-        let mut reader = rag_index();
-        let binary = reader.get_program().to_owned();
-        if root {
-            let mut dropped = std::process::Command::new("setpriv");
-            dropped.args(["--reuid=65534", "--regid=65534", "--clear-groups"]);
-            dropped.arg(binary);
-            for (key, value) in reader.get_envs() {
-                match value {
-                    Some(value) => dropped.env(key, value),
-                    None => dropped.env_remove(key),
-                };
-            }
-            reader = dropped;
-        }
+        let mut reader = if root {
+            rag_index_through(
+                "setpriv",
+                &["--reuid=65534", "--regid=65534", "--clear-groups"],
+            )
+        } else {
+            rag_index()
+        };
         let out = reader.args(args).output().unwrap();
         assert_eq!(
             out.status.code(),

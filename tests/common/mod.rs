@@ -71,6 +71,21 @@ pub fn rag_index() -> Command {
     cmd
 }
 
+/// The binary under test run by `wrapper` (`sh -c SCRIPT`, `setpriv ...`), which gets
+/// `wrapper_args`, then the binary's path; the environment is the one [`rag_index`] sets.
+pub fn rag_index_through(wrapper: &str, wrapper_args: &[&str]) -> Command {
+    let direct = rag_index();
+    let mut command = Command::new(wrapper);
+    command.args(wrapper_args).arg(direct.get_program());
+    for (key, value) in direct.get_envs() {
+        match value {
+            Some(value) => command.env(key, value),
+            None => command.env_remove(key),
+        };
+    }
+    command
+}
+
 /// Runs the binary with `args` and returns its output.
 pub fn run(args: &[&str]) -> Output {
     rag_index().args(args).output().expect("run rag-index")
@@ -232,16 +247,10 @@ pub fn evidence_rank(question: &Value, hits: &[Value]) -> Option<Value> {
 /// runaway allocation fails (and the process aborts) instead of taking the machine. Returns the
 /// exit code (none when a signal ended it), the report and stderr.
 pub fn sync_within_address_space(args: &[&str], kib: u64) -> (Option<i32>, Value, String) {
-    let command = rag_index();
-    let out = Command::new("sh")
-        .args(["-c", &format!("ulimit -v {kib} && exec \"$0\" \"$@\"")])
-        .arg(command.get_program())
+    let script = format!("ulimit -v {kib} && exec \"$0\" \"$@\"");
+    let out = rag_index_through("sh", &["-c", &script])
         .args(args)
         .arg("--json")
-        .envs(command.get_envs().filter_map(|(k, v)| Some((k, v?))))
-        .env_remove("RAG_INDEX_PATH")
-        .env_remove("RAG_INDEX_PRECISION")
-        .env_remove("RUST_BACKTRACE")
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
