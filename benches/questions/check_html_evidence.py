@@ -1,0 +1,64 @@
+"""Checks a question set against the pages it was written from: every evidence string must be in
+the visible text of the question's `source` page (tags dropped, scripts and styles left out,
+whitespace runs collapsed on both sides, as `rag-index eval` compares). Exits 1 and names each
+miss, so a different version of the documents is caught before it is scored.
+
+    python3 check_html_evidence.py QUESTIONS.jsonl DOCS_DIR
+"""
+
+import html.parser
+import json
+import os
+import re
+import sys
+
+
+class VisibleText(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.parts = []
+        self.hidden = 0
+
+    def handle_starttag(self, tag, attrs):
+        if tag in ("script", "style"):
+            self.hidden += 1
+
+    def handle_endtag(self, tag):
+        if tag in ("script", "style"):
+            self.hidden = max(0, self.hidden - 1)
+
+    def handle_data(self, data):
+        if not self.hidden:
+            self.parts.append(data)
+
+
+def collapse(text):
+    return re.sub(r"\s+", " ", text)
+
+
+def visible_text(path):
+    parser = VisibleText()
+    with open(path, encoding="utf-8", errors="replace") as f:
+        parser.feed(f.read())
+    return collapse("".join(parser.parts))
+
+
+def main():
+    questions, docs = sys.argv[1], sys.argv[2]
+    pages = {}
+    misses = 0
+    with open(questions, encoding="utf-8") as f:
+        for line in f:
+            q = json.loads(line)
+            source = q["source"]
+            if source not in pages:
+                pages[source] = visible_text(os.path.join(docs, source))
+            for evidence in q["evidence"]:
+                if collapse(evidence) not in pages[source]:
+                    print(f"{q['id']}: not in {source}: {evidence}")
+                    misses += 1
+    sys.exit(1 if misses else 0)
+
+
+if __name__ == "__main__":
+    main()

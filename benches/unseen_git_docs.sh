@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Retrieval on documents no one tuned rag-index on: the Git manual pages (Debian `git-doc`, 206
+# AsciiDoc-generated HTML pages) and 24 questions written for this check
+# (benches/questions/git-docs.jsonl: a user's question, the page that answers it, evidence strings
+# from that page's visible text). None of rag-index's chunking or fusion choices were made on
+# this corpus; it checks that what was measured on ../shared/corpora carries to another project's
+# docs and another HTML generator.
+#
+#   benches/unseen_git_docs.sh [--peer] [--keep DIR]
+#
+# Fetches git-doc with `apt-get download` (the version the questions were checked against,
+# 1:2.39.5-0+deb12u3, when the mirror still has it, else the current one), keeps its *.html,
+# and checks every evidence string against its page (benches/questions/check_html_evidence.py;
+# a miss stops the run, so another version of the pages is caught rather than scored). Then
+# `rag-index sync` (timed) and `rag-index eval --exact` in hybrid, dense and lexical modes.
+# --peer also runs LangChain's BSHTMLLoader + RecursiveCharacterTextSplitter with the same
+# model over the same pages (benches/peers/langchain_formats.py; venv made by
+# benches/peers/setup_langchain_venv.sh if missing).
+#
+# Builds nothing: runs $RAG_INDEX_BIN, by default ${CARGO_TARGET_DIR:-./target}/release/rag-index.
+# Model: $RAG_INDEX_MODEL_DIR (default models/all-MiniLM-L6-v2). Work files go under a temporary
+# folder removed at the end, unless --keep DIR.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+bin="${RAG_INDEX_BIN:-${CARGO_TARGET_DIR:-$root/target}/release/rag-index}"
+model="${RAG_INDEX_MODEL_DIR:-$root/models/all-MiniLM-L6-v2}"
+questions="$root/benches/questions/git-docs.jsonl"
+checked_version="1:2.39.5-0+deb12u3"
+
+peer=0
+keep=""
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --peer) peer=1; shift ;;
+        --keep) keep="${2:?--keep needs a folder}"; shift 2 ;;
+        -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
+        *) echo "unknown argument: $1 (see --help)" >&2; exit 2 ;;
+    esac
+done
+[ -x "$bin" ] || { echo "rag-index binary not found at $bin (set RAG_INDEX_BIN); this script builds nothing" >&2; exit 2; }
+[ -d "$model" ] || { echo "model folder not found: $model" >&2; exit 2; }
+command -v apt-get >/dev/null && command -v dpkg-deb >/dev/null \
+    || { echo "apt-get and dpkg-deb are needed to fetch git-doc" >&2; exit 2; }
+
+if [ -n "$keep" ]; then
+    mkdir -p "$keep"
+    work="$(cd "$keep" && pwd)"
+else
+    work="$(mktemp -d "${TMPDIR:-/tmp}/unseen-git-docs.XXXXXX")"
+    trap 'rm -rf "$work"' EXIT
+fi
+export RAG_INDEX_MODEL_DIR="$model"
+
+if [ ! -d "$work/docs" ]; then
+    mkdir -p "$work/deb" "$work/unpacked" "$work/docs"
+    (cd "$work/deb" && { apt-get download "git-doc=$checked_version" 2>/dev/null || apt-get download git-doc; })
+    dpkg-deb -x "$work"/deb/git-doc_*.deb "$work/unpacked"
+    cp "$work"/unpacked/usr/share/doc/git-doc/*.html "$work/docs/"
+fi
+echo "corpus: $(ls "$work/docs" | wc -l) pages from $(basename "$work"/deb/git-doc_*.deb)"
+python3 "$root/benches/questions/check_html_evidence.py" "$questions" "$work/docs" \
+    || { echo "the questions do not match these pages (another git-doc version?)" >&2; exit 1; }
+
+index="$work/index"
+start=$(date +%s.%N)
+"$bin" sync "$work/docs" --index "$index" 2>"$work/sync.stderr" || true
+end=$(date +%s.%N)
+awk -v a="$start" -v b="$end" 'BEGIN { printf "rag-index sync: %.1f s\n", b - a }'
+"$bin" stats --index "$index" | grep -E '^(files|chunks|disk):'
+for mode in hybrid dense lexical; do
+    echo "== rag-index eval --exact --mode $mode"
+    "$bin" eval "$questions" --index "$index" --exact --mode "$mode" 2>/dev/null
+done
+
+if [ "$peer" = 1 ]; then
+    venv="$root/benches/peers/.venv-langchain"
+    [ -x "$venv/bin/python" ] || bash "$root/benches/peers/setup_langchain_venv.sh"
+    echo "== LangChain BSHTMLLoader + RecursiveCharacterTextSplitter (1000/200), same model, exact"
+    "$venv/bin/python" "$root/benches/peers/langchain_formats.py" --docs "$work/docs" \
+        --questions "$questions" --model "$model" --label git-docs --table \
+        >"$work/langchain.json" 2>"$work/langchain.stderr"
+    sed -n '2,$p' "$work/langchain.json"
+fi
