@@ -616,6 +616,52 @@ fn links_nul_bytes_nested_indexes_and_unbounded_inputs() {
     assert!(stderr.contains("no evidence"), "{stderr}");
 }
 
+#[test]
+fn config_files_nested_past_any_use_are_refused_by_name_in_a_line() {
+    let work = tempfile::tempdir().unwrap();
+    let docs = small_docs(work.path());
+    let deep = 200_000;
+    let brackets = format!("{}{}", "[".repeat(deep), "]".repeat(deep));
+    std::fs::write(docs.join("flow.toml"), format!("a = {brackets}\n")).unwrap();
+    std::fs::write(docs.join("flow.yaml"), format!("a: {brackets}\n")).unwrap();
+    let block: String = (0..3_000)
+        .map(|i| format!("{}k{i}:\n", "  ".repeat(i)))
+        .collect();
+    std::fs::write(
+        docs.join("block.yaml"),
+        block + &"  ".repeat(3_000) + "v: 1\n",
+    )
+    .unwrap();
+    std::fs::write(docs.join("flow.json"), &brackets).unwrap();
+
+    let index = work.path().join("idx");
+    let out = run_expect(&["sync", s(&docs), "--index", s(&index), "--json"], 1);
+    let report = &json_lines(&out)[0];
+    let errors = report["errors"].as_array().unwrap();
+    let failed: Vec<&str> = errors.iter().map(|e| e["path"].as_str().unwrap()).collect();
+    for name in ["block.yaml", "flow.toml", "flow.yaml"] {
+        assert!(failed.contains(&name), "{name} is named: {report}");
+    }
+    for e in errors.iter().chain(report["warnings"].as_array().unwrap()) {
+        let reason = e["error"].as_str().unwrap();
+        assert!(
+            reason.len() < 500,
+            "a reason, not the input: {} bytes",
+            reason.len()
+        );
+    }
+    let toml = errors.iter().find(|e| e["path"] == "flow.toml").unwrap();
+    assert!(
+        toml["error"].as_str().unwrap().contains("line 1, column"),
+        "{toml}"
+    );
+    // The rest of the folder is indexed, and the next sync says the same in as few words.
+    assert!(texts(&index).iter().any(|(p, _)| p == SMALL[0]));
+    let (code, stderr) = code_of(&["sync", s(&docs), "--index", s(&index)]);
+    assert_eq!(code, 1);
+    assert!(stderr.len() < 4_000, "{} bytes of stderr", stderr.len());
+}
+
 /// `rag-index args` that must finish within `limit`: killed and failed otherwise, so a hang
 /// is a test failure, not a stuck run. Returns the exit code, stdout and stderr.
 fn run_within(args: &[&str], limit: Duration) -> (i32, String, String) {

@@ -212,12 +212,31 @@ fn skip_container(b: &[u8], mut i: usize) -> usize {
     b.len()
 }
 
-/// TOML: parsed with the `toml` crate (errors carry line and column), members re-serialised.
+/// TOML: parsed with the `toml` crate, members re-serialised.
 fn toml_members(src: &str) -> Result<Vec<Member>, FormatError> {
     let table: toml::Table = src
         .parse()
-        .map_err(|e: toml::de::Error| invalid("toml", e.to_string().trim().replace('\n', " ")))?;
+        .map_err(|e: toml::de::Error| invalid("toml", toml_reason(src, &e)))?;
     Ok(toml_table(&[], &table, 1))
+}
+
+/// The parser's message at its line and column. Not the error's own display, which quotes
+/// the whole source line: a line of 200,000 brackets made a 200 KB error message.
+fn toml_reason(src: &str, e: &toml::de::Error) -> String {
+    let message = e.message().trim().replace('\n', " ");
+    match e.span() {
+        Some(span) => {
+            let mut at = span.start.min(src.len());
+            while !src.is_char_boundary(at) {
+                at -= 1;
+            }
+            let before = &src[..at];
+            let line = before.matches('\n').count() + 1;
+            let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+            format!("line {line}, column {column}: {message}")
+        }
+        None => message,
+    }
 }
 
 fn toml_table(parents: &[&str], table: &toml::Table, level: usize) -> Vec<Member> {
@@ -310,5 +329,19 @@ mod tests {
                 "{e}"
             );
         }
+    }
+
+    #[test]
+    fn a_toml_error_names_its_place_without_quoting_the_line() {
+        let deep = format!(
+            "title = \"é\"\na = {}{}\n",
+            "[".repeat(200_000),
+            "]".repeat(200_000)
+        );
+        let e = convert(ConfigKind::Toml, deep.as_bytes())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("line 2, column "), "{e}");
+        assert!(e.len() < 300, "{} bytes: {}", e.len(), &e[..300]);
     }
 }
