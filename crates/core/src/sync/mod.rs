@@ -113,6 +113,33 @@ pub struct FileError {
     pub error: String,
 }
 
+/// Longest reason a report keeps. A parser may quote the input it failed on, and a hostile
+/// file's one line can be megabytes: the report, `last-sync.json` and stderr stay readable.
+const MAX_REASON_BYTES: usize = 2_000;
+
+impl FileError {
+    /// A problem of the file at `path`, its reason cut to [`MAX_REASON_BYTES`].
+    pub fn new(path: String, error: String) -> FileError {
+        FileError {
+            path,
+            error: bounded_reason(error),
+        }
+    }
+}
+
+fn bounded_reason(mut reason: String) -> String {
+    if reason.len() > MAX_REASON_BYTES {
+        let mut cut = MAX_REASON_BYTES;
+        while !reason.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        let left_out = reason.len() - cut;
+        reason.truncate(cut);
+        reason.push_str(&format!("… ({left_out} more bytes)"));
+    }
+    reason
+}
+
 /// The outcome of a sync.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct SyncReport {
@@ -452,5 +479,32 @@ impl RagIndex {
                 false
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_error_keeps_a_reason_and_says_how_much_it_left_out() {
+        let short = FileError::new("a.toml".into(), "line 2, column 5: expected `=`".into());
+        assert_eq!(short.error, "line 2, column 5: expected `=`");
+
+        // Multi-byte characters across the cut: the reason stays valid UTF-8.
+        let quoted = format!("at `{}`", "é".repeat(MAX_REASON_BYTES));
+        let long = FileError::new("a.toml".into(), quoted.clone());
+        assert!(
+            long.error.len() < MAX_REASON_BYTES + 40,
+            "{}",
+            long.error.len()
+        );
+        assert!(quoted.starts_with(long.error.split('…').next().unwrap()));
+        let left_out = quoted.len() - long.error.split('…').next().unwrap().len();
+        assert!(
+            long.error.ends_with(&format!("… ({left_out} more bytes)")),
+            "{}",
+            long.error
+        );
     }
 }

@@ -77,10 +77,7 @@ impl SyncPlan {
         };
         let unlisted: Vec<String> = problems.iter().filter_map(|p| p.unlisted.clone()).collect();
         for problem in problems {
-            plan.errors.push(FileError {
-                path: problem.rel,
-                error: problem.error,
-            });
+            plan.errors.push(FileError::new(problem.rel, problem.error));
         }
         // Paths that keep their place in the index, and how many of them the manifest lists:
         // when that is all of it (the usual case), nothing was removed and no set is built.
@@ -115,11 +112,11 @@ impl SyncPlan {
                             Vec::new()
                         }
                     };
-                    plan.warnings
-                        .extend(warnings.into_iter().map(|warning| FileError {
-                            path: path.clone(),
-                            error: warning,
-                        }));
+                    plan.warnings.extend(
+                        warnings
+                            .into_iter()
+                            .map(|w| FileError::new(path.clone(), w)),
+                    );
                     plan.changed.push(ChangedFile {
                         path: path.clone(),
                         stat,
@@ -130,15 +127,12 @@ impl SyncPlan {
                     previous.is_some()
                 }
                 Outcome::Failed(error) => {
-                    plan.errors.push(FileError {
-                        path: path.clone(),
-                        error,
-                    });
+                    plan.errors.push(FileError::new(path.clone(), error));
                     manifest.contains_key(&path)
                 }
                 Outcome::Withheld(error) => {
                     // Not marked seen: its chunks are removed like a deleted file's.
-                    plan.errors.push(FileError { path, error });
+                    plan.errors.push(FileError::new(path, error));
                     continue;
                 }
                 Outcome::NoChunker(e) => return Err(e),
