@@ -604,6 +604,11 @@ fn links_nul_bytes_nested_indexes_and_unbounded_inputs() {
     assert_eq!(code, 2);
     assert!(stderr.contains("longer than"), "{stderr}");
 
+    // A search for nothing would return arbitrary chunks with made-up scores.
+    let (code, stderr) = code_of(&["query", " \t", "--index", s(&index)]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("the query is empty"), "{stderr}");
+
     // A question without evidence would count as answered by anything.
     let questions = work.path().join("q.jsonl");
     std::fs::write(
@@ -614,6 +619,14 @@ fn links_nul_bytes_nested_indexes_and_unbounded_inputs() {
     let (code, stderr) = code_of(&["eval", s(&questions), "--index", s(&index)]);
     assert_eq!(code, 2);
     assert!(stderr.contains("no evidence"), "{stderr}");
+    std::fs::write(
+        &questions,
+        "{\"id\":\"y\",\"question\":\" \",\"evidence\":[\"healthy\"]}\n",
+    )
+    .unwrap();
+    let (code, stderr) = code_of(&["eval", s(&questions), "--index", s(&index)]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("has no text"), "{stderr}");
 }
 
 #[test]

@@ -108,6 +108,7 @@ fn http_api_answers_checks_hosts_and_rejects_bad_requests() {
         r#"{"query":"x","k":0}"#,
         r#"{"query":"x","mode":"both"}"#,
         r#"{"query":"x","labels":["finance"]}"#,
+        r#"{"query":"  "}"#,
     ] {
         let (code, answer) = post(base, "/search", &[], body);
         assert_eq!(code, 400, "{body}: {answer}");

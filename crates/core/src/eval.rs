@@ -127,7 +127,7 @@ pub fn collapse_whitespace(text: &str) -> String {
 
 /// Parses a JSON-lines question set; blank lines are skipped.
 /// A question whose evidence is empty (or only whitespace) would count as answered by any chunk,
-/// so it is rejected as bad input.
+/// and one without text asks nothing: both are rejected as bad input.
 pub fn parse_questions(jsonl: &str) -> Result<Vec<Question>, String> {
     jsonl
         .lines()
@@ -143,6 +143,9 @@ pub fn parse_questions(jsonl: &str) -> Result<Vec<Question>, String> {
                     n + 1,
                     q.id
                 ));
+            }
+            if q.question.trim().is_empty() {
+                return Err(format!("line {}: question {:?} has no text", n + 1, q.id));
             }
             Ok(q)
         })
