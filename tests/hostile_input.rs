@@ -700,6 +700,59 @@ fn config_files_nested_past_any_use_are_refused_by_name_in_a_line() {
     assert!(stderr.len() < 8_000, "{} bytes of stderr", stderr.len());
 }
 
+#[test]
+fn what_every_chunk_carries_of_its_file_is_bounded() {
+    let work = tempfile::tempdir().unwrap();
+    let docs = small_docs(work.path());
+    let sections: String = (0..300)
+        .map(|i| format!("<h2>Section {i}</h2><p>Paragraph {i} about topic {i}.</p>"))
+        .collect();
+    let page = format!(
+        "<html><head><title>{}</title></head><body>{sections}</body></html>",
+        "Title ".repeat(200_000)
+    );
+    std::fs::write(docs.join("title.html"), page).unwrap();
+    let sections: String = (0..300)
+        .map(|i| format!("## S{i}\n\nPart {i} of the guide.\n\n"))
+        .collect();
+    let long = "D ".repeat(30_000);
+    let md = format!("---\ntags: [ops]\ndescription: \"{long}\"\n---\n{sections}");
+    std::fs::write(docs.join("described.md"), md).unwrap();
+
+    let index = work.path().join("idx");
+    let report = sync(&docs, &index, 0);
+    assert!(
+        report["warnings"]
+            .to_string()
+            .contains("`description` (60002 bytes)"),
+        "{report}"
+    );
+    for chunk in dump(&index) {
+        let carried = chunk["title"].to_string().len()
+            + chunk["heading_path"].to_string().len()
+            + chunk["metadata"].to_string().len();
+        assert!(carried < 1_500, "{} bytes: {}", carried, chunk["path"]);
+    }
+    // Before the bounds, the 1.2 MB page and the 71 KB guide made a 1.5 GB index.
+    let bytes = disk_bytes(&index);
+    assert!(bytes < 100 << 20, "{bytes} bytes on disk");
+}
+
+fn disk_bytes(dir: &Path) -> u64 {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| {
+            let entry = entry.unwrap();
+            let meta = entry.metadata().unwrap();
+            if meta.is_dir() {
+                disk_bytes(&entry.path())
+            } else {
+                meta.len()
+            }
+        })
+        .sum()
+}
+
 /// `rag-index args` that must finish within `limit`: killed and failed otherwise, so a hang
 /// is a test failure, not a stuck run. Returns the exit code, stdout and stderr.
 fn run_within(args: &[&str], limit: Duration) -> (i32, String, String) {

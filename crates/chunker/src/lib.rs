@@ -53,6 +53,7 @@ mod blob;
 mod blocks;
 mod count;
 mod frontmatter;
+mod label;
 mod markdown;
 mod pack;
 mod piece;
@@ -77,7 +78,7 @@ pub(crate) enum TableText {
 }
 
 /// Bumped whenever the chunker's output for the same input and config may change.
-pub const FORMAT_VERSION: u32 = 6;
+pub const FORMAT_VERSION: u32 = 7;
 
 /// Counts tokens as the embedding model sees them, INCLUDING the model's special tokens
 /// ([CLS]/[SEP]).
@@ -447,6 +448,7 @@ impl Chunker {
                 })
             })
             .unwrap_or_else(|| file_title(path));
+        let title = label::bounded(&title);
 
         let mut rewrites = Vec::new();
         blocks::table_rewrites(source, &blocks, tables, &mut rewrites);
@@ -469,7 +471,14 @@ impl Chunker {
             records::Found::default()
         };
 
-        let base_meta = frontmatter::chunk_metadata(&metadata);
+        let (base_meta, left_out) = frontmatter::chunk_metadata(&metadata);
+        warnings.extend(left_out.into_iter().map(|(key, bytes)| {
+            format!(
+                "front matter `{key}` ({bytes} bytes) is over {} bytes; left out of the chunks' \
+                 metadata (each chunk carries a copy)",
+                frontmatter::MAX_CHUNK_VALUE_BYTES
+            )
+        }));
         let mut ids = Ids::new(path);
         let mut chunks = Vec::with_capacity(emitted.len() + found.records.len());
         let heading_path = |section: Vec<String>| {

@@ -99,7 +99,7 @@ fn parse_text(text: &str, container_depth: usize) -> Vec<Block> {
                 }
                 if let Some(mut b) = stack.pop() {
                     if let Kind::Heading { text, .. } = &mut b.kind {
-                        *text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+                        *text = crate::label::bounded(text);
                     }
                     b.range.end = b.range.end.max(b.range.start);
                     match stack.last_mut() {

@@ -38,18 +38,16 @@ pub(crate) fn parse(source: &str, body: Range<usize>) -> (Option<String>, Vec<Bl
             .is_some_and(|l| list_marker(&source[l.clone()]).is_some());
         let mut rest = *para;
         if p == 0 && title.is_none() && para.len() == 1 && is_title_like(first) {
-            title = Some(first.to_string());
+            let text = crate::label::bounded(first);
+            title = Some(text.clone());
             blocks.push(Block::leaf(
-                Kind::Heading {
-                    level: 0,
-                    text: first.into(),
-                },
+                Kind::Heading { level: 0, text },
                 para[0].clone(),
             ));
             continue;
         }
         if let Some(level) = heading_level(first).filter(|_| !next_is_item) {
-            let text = first.to_string();
+            let text = crate::label::bounded(first);
             blocks.push(Block::leaf(Kind::Heading { level, text }, para[0].clone()));
             rest = &para[1..];
         }

@@ -69,6 +69,60 @@ fn title_falls_back_to_h1_then_file_name() {
 }
 
 #[test]
+fn titles_headings_and_front_matter_copied_to_every_chunk_are_bounded() {
+    let chunker = common::chunker();
+    let sections: String = (0..50)
+        .map(|i| format!("## Section {i}\n\nParagraph {i} about topic {i}.\n\n"))
+        .collect();
+    // A converted page's title and a heading, each a megabyte: every chunk would carry both.
+    let title = "Title ".repeat(200_000);
+    let src = format!("# {}\n\nIntro.\n\n{sections}", "Heading ".repeat(150_000));
+    let doc = chunker
+        .chunk_rendered("p.html", &src, Some(&title))
+        .unwrap();
+    assert!(doc.chunks.len() > 40);
+    for c in &doc.chunks {
+        assert!(
+            c.title.len() <= 303 && c.title.ends_with('…'),
+            "{}",
+            c.title.len()
+        );
+        assert!(
+            c.heading_path.iter().all(|h| h.len() <= 303),
+            "{:?}",
+            c.heading_path
+        );
+        assert!(
+            c.text.starts_with(&c.heading_path[0][..100]),
+            "the breadcrumb leads"
+        );
+    }
+    assert!(
+        doc.chunks
+            .iter()
+            .any(|c| c.heading_path.last().unwrap() == "Section 49")
+    );
+
+    // A long front matter value is left out of the chunks' copies, with a warning.
+    let md = format!(
+        "---\ntitle: Guide\ntags: [a, b]\ndescription: \"{}\"\n---\n{sections}",
+        "D ".repeat(30_000)
+    );
+    let doc = chunker.chunk("guide.md", &md).unwrap();
+    for c in &doc.chunks {
+        assert_eq!(c.metadata["tags"], serde_json::json!(["a", "b"]));
+        assert!(c.metadata.get("description").is_none());
+    }
+    assert!(
+        doc.warnings
+            .iter()
+            .any(|w| w.contains("`description` (60002 bytes)")),
+        "{:?}",
+        doc.warnings
+    );
+}
+
+#[test]
 fn sections_never_merge_and_headings_never_stand_alone() {
     let src = "# T\n\n## A\n\nAlpha one.\n\nAlpha two.\n\n## B\n\n### B1\n\nBeta.\n\n## C\n";
     let doc = chunk("t.md", src);
