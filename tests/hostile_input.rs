@@ -609,24 +609,24 @@ fn links_nul_bytes_nested_indexes_and_unbounded_inputs() {
     assert_eq!(code, 2);
     assert!(stderr.contains("the query is empty"), "{stderr}");
 
-    // A question without evidence would count as answered by anything.
+    // A question without evidence would count as answered by anything; one without text
+    // asks nothing.
     let questions = work.path().join("q.jsonl");
-    std::fs::write(
-        &questions,
-        "{\"id\":\"x\",\"question\":\"health?\",\"evidence\":[]}\n",
-    )
-    .unwrap();
-    let (code, stderr) = code_of(&["eval", s(&questions), "--index", s(&index)]);
-    assert_eq!(code, 2);
-    assert!(stderr.contains("no evidence"), "{stderr}");
-    std::fs::write(
-        &questions,
-        "{\"id\":\"y\",\"question\":\" \",\"evidence\":[\"healthy\"]}\n",
-    )
-    .unwrap();
-    let (code, stderr) = code_of(&["eval", s(&questions), "--index", s(&index)]);
-    assert_eq!(code, 2);
-    assert!(stderr.contains("has no text"), "{stderr}");
+    for (line, why) in [
+        (
+            r#"{"id":"x","question":"health?","evidence":[]}"#,
+            "no evidence",
+        ),
+        (
+            r#"{"id":"y","question":" ","evidence":["healthy"]}"#,
+            "has no text",
+        ),
+    ] {
+        std::fs::write(&questions, format!("{line}\n")).unwrap();
+        let (code, stderr) = code_of(&["eval", s(&questions), "--index", s(&index)]);
+        assert_eq!(code, 2);
+        assert!(stderr.contains(why), "{stderr}");
+    }
 }
 
 #[test]
