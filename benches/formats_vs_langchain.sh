@@ -27,10 +27,8 @@
 # process (imports and model load, a few seconds, are not included; they are in the JSON).
 set -euo pipefail
 
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+. "$(dirname "${BASH_SOURCE[0]}")/paths.sh"
 corpora="${CORPORA_DIR:-$root/../shared/corpora}"
-bin="${RAG_INDEX_BIN:-${CARGO_TARGET_DIR:-$root/target}/release/rag-index}"
-model="${RAG_INDEX_MODEL_DIR:-$root/models/all-MiniLM-L6-v2}"
 venv="$root/benches/peers/.venv-langchain"
 threads="${THREADS:-2}"
 

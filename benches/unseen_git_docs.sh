@@ -22,9 +22,7 @@
 # folder removed at the end, unless --keep DIR.
 set -euo pipefail
 
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-bin="${RAG_INDEX_BIN:-${CARGO_TARGET_DIR:-$root/target}/release/rag-index}"
-model="${RAG_INDEX_MODEL_DIR:-$root/models/all-MiniLM-L6-v2}"
+. "$(dirname "${BASH_SOURCE[0]}")/paths.sh"
 questions="$root/benches/questions/git-docs.jsonl"
 checked_version="1:2.39.5-0+deb12u3"
 
