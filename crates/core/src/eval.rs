@@ -188,13 +188,12 @@ impl RagIndex {
     }
 
     /// Runs every question against the index with the settings of `request` (its query text
-    /// is replaced by each question's).
+    /// is replaced by each question's, and the settings are checked with it).
     pub fn evaluate_with(
         &self,
         questions: &[Question],
         request: &SearchRequest,
     ) -> Result<EvalReport> {
-        request.validate()?;
         let k = request.hits();
         let mut results = Vec::with_capacity(questions.len());
         let mut failures = Vec::new();

@@ -241,6 +241,10 @@ impl SearchRequest {
         if self.query.len() > MAX_QUERY_BYTES {
             return invalid(format!("the query is longer than {MAX_QUERY_BYTES} bytes"));
         }
+        // A search for nothing would return arbitrary chunks with made-up scores.
+        if self.query.trim().is_empty() {
+            return invalid("the query is empty".into());
+        }
         if let Some(budget) = self.budget
             && !(1..=MAX_BUDGET).contains(&budget)
         {
@@ -267,6 +271,7 @@ mod tests {
         assert!(q().validate().is_ok());
         assert!(q().k(MAX_K + 1).validate().is_err());
         assert!(q().budget(0).validate().is_err());
+        assert!(q().with_query(" \t").validate().is_err());
         assert!(
             SearchRequest::new("x".repeat(MAX_QUERY_BYTES + 1), Access::public())
                 .validate()

@@ -42,13 +42,6 @@ impl RagIndex {
     /// [`Error::InvalidRequest`].
     pub fn search_with(&self, request: &SearchRequest) -> Result<Vec<Hit>> {
         request.validate()?;
-        // Validation allows it (a request is also a template, as in `evaluate_with`), but a
-        // search for nothing would return arbitrary chunks with made-up scores.
-        if request.query().trim().is_empty() {
-            return Err(Error::InvalidRequest {
-                reason: "the query is empty".into(),
-            });
-        }
         if let Some(store) = self.pg() {
             return self.search_pg(store, request);
         }

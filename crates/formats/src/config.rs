@@ -226,13 +226,18 @@ fn toml_reason(src: &str, e: &toml::de::Error) -> String {
     let message = e.message().trim().replace('\n', " ");
     match e.span() {
         Some(span) => {
-            let mut at = span.start.min(src.len());
-            while !src.is_char_boundary(at) {
-                at -= 1;
-            }
-            let before = &src[..at];
-            let line = before.matches('\n').count() + 1;
-            let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+            let before = &src.as_bytes()[..span.start.min(src.len())];
+            let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+            let line_start = before
+                .iter()
+                .rposition(|&b| b == b'\n')
+                .map_or(0, |i| i + 1);
+            // Characters, not bytes: a UTF-8 continuation byte starts none.
+            let column = before[line_start..]
+                .iter()
+                .filter(|&&b| b & 0xC0 != 0x80)
+                .count()
+                + 1;
             format!("line {line}, column {column}: {message}")
         }
         None => message,
