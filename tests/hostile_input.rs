@@ -734,23 +734,9 @@ fn what_every_chunk_carries_of_its_file_is_bounded() {
         assert!(carried < 1_500, "{} bytes: {}", carried, chunk["path"]);
     }
     // Before the bounds, the 1.2 MB page and the 71 KB guide made a 1.5 GB index.
-    let bytes = disk_bytes(&index);
+    let stats = run_expect(&["stats", "--index", s(&index), "--json"], 0);
+    let bytes = json_lines(&stats)[0]["total_bytes"].as_u64().unwrap();
     assert!(bytes < 100 << 20, "{bytes} bytes on disk");
-}
-
-fn disk_bytes(dir: &Path) -> u64 {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .map(|entry| {
-            let entry = entry.unwrap();
-            let meta = entry.metadata().unwrap();
-            if meta.is_dir() {
-                disk_bytes(&entry.path())
-            } else {
-                meta.len()
-            }
-        })
-        .sum()
 }
 
 /// `rag-index args` that must finish within `limit`: killed and failed otherwise, so a hang
