@@ -6,6 +6,7 @@ use std::io::Write;
 use rag_index_core::{Hit, IndexedChunk, SignalRank};
 
 use crate::output::line;
+use crate::terminal_text::one_line;
 
 /// Prints one result.
 pub fn explain(out: &mut impl Write, hit: &Hit) -> std::io::Result<()> {
@@ -47,12 +48,17 @@ fn chunk(out: &mut impl Write, c: &IndexedChunk, is_hit: Option<bool>) -> std::i
         out,
         format_args!(
             "   chunk {}{role}  {}  bytes {}..{}  ordinal {}  {} tokens",
-            c.chunk_id, c.path, c.byte_range.start, c.byte_range.end, c.ordinal, c.tokens
+            c.chunk_id,
+            one_line(&c.path),
+            c.byte_range.start,
+            c.byte_range.end,
+            c.ordinal,
+            c.tokens
         ),
     )?;
     line(
         out,
-        format_args!("   headings: {}", c.heading_path.join(" > ")),
+        format_args!("   headings: {}", one_line(&c.heading_path.join(" > "))),
     )?;
     if !c.metadata.is_empty() {
         let metadata = serde_json::Value::Object(c.metadata.clone());

@@ -12,6 +12,7 @@ mod output;
 mod runaway;
 mod setup;
 mod signals;
+mod terminal_text;
 
 use std::panic::AssertUnwindSafe;
 use std::path::PathBuf;
@@ -198,8 +199,21 @@ fn init_logging(verbose: u8) {
     };
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or(level))
         .target(env_logger::Target::Stderr)
-        // Milliseconds: `-vv` is how one sees where a sync's time goes.
-        .format_timestamp_millis()
+        // Milliseconds: `-vv` is how one sees where a sync's time goes. Messages name indexed
+        // files, so their control characters are shown escaped, as on every other line.
+        .format(|buf, record| {
+            use std::io::Write;
+            let level = buf.default_level_style(record.level());
+            let message = record.args().to_string();
+            writeln!(
+                buf,
+                "[{} {level}{:<5}{level:#} {}] {}",
+                buf.timestamp_millis(),
+                record.level(),
+                record.target(),
+                terminal_text::one_line(&message)
+            )
+        })
         .init();
 }
 

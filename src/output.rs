@@ -4,6 +4,8 @@
 use std::io::Write;
 use std::sync::Mutex;
 
+use crate::terminal_text;
+
 /// The message of the last panic, kept by the quiet panic hook for one clean error line.
 static LAST_PANIC: Mutex<Option<String>> = Mutex::new(None);
 
@@ -41,16 +43,26 @@ pub fn last_panic() -> String {
         .unwrap_or_else(|| "unknown".into())
 }
 
-/// One line on stderr, prefixed `rag-index: `. A closed or full stderr is ignored: it must not
-/// turn a finished sync into a failure.
+/// One line on stderr, prefixed `rag-index: `, its control characters shown escaped (it names
+/// files). A closed or full stderr is ignored: it must not turn a finished sync into a failure.
 pub fn note(line: &str) {
+    let line = terminal_text::one_line(line);
     let _ = writeln!(std::io::stderr().lock(), "rag-index: {line}");
 }
 
-/// Writes one line of results to stdout, propagating errors (a broken pipe ends the command
+/// Writes one line of results to stdout, its control characters other than newlines and tabs
+/// shown escaped (it holds indexed text), propagating errors (a broken pipe ends the command
 /// quietly in `main`).
 pub fn line(out: &mut impl Write, text: impl std::fmt::Display) -> std::io::Result<()> {
-    writeln!(out, "{text}")
+    let text = text.to_string();
+    writeln!(out, "{}", terminal_text::lines(&text))
+}
+
+/// Writes `value` as one line of JSON on stdout, with the characters a terminal obeys escaped.
+pub fn json_line(out: &mut impl Write, value: &impl serde::Serialize) -> anyhow::Result<()> {
+    let text = terminal_text::json(serde_json::to_string(value)?);
+    writeln!(out, "{text}")?;
+    Ok(())
 }
 
 /// Whether an error chain holds a broken pipe (the reader of stdout went away).

@@ -1048,3 +1048,70 @@ fn a_pdf_that_inflates_past_its_memory_bound_is_set_aside_and_the_sync_goes_on()
         "{report}"
     );
 }
+
+/// Whether a terminal would obey `c` instead of showing it (controls other than newline and
+/// tab, and the bidirectional overrides and isolates).
+fn steers_terminal(c: char) -> bool {
+    (c.is_control() && c != '\n' && c != '\t')
+        || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+}
+
+#[test]
+fn control_characters_in_names_and_text_are_shown_not_obeyed() {
+    let work = tempfile::tempdir().unwrap();
+    let docs = small_docs(work.path());
+    // A real page with escape sequences in it, under a name that holds one and a newline, as
+    // a downloaded or generated folder may: colour, screen clear, window title, clipboard
+    // (OSC 52), an 8-bit CSI, a carriage return that overwrites, a right-to-left override.
+    let page = std::fs::read_to_string(docs.join(SMALL[0])).unwrap();
+    let planted = "The probe answers \u{1b}[31mred\u{1b}[0m\u{1b}[2J\u{1b}]0;title\u{7}\
+        \u{1b}]52;c;cm0gLXJmIH4=\u{7}\u{9b}1A overwritten\rfake evil\u{202E}txt.exe";
+    let page = page.replacen("\n\n", &format!("\n\n{planted}\n\n"), 1);
+    let name = "probe\u{1b}[2J\n 2. 0.999 trusted.md";
+    std::fs::write(docs.join(name), &page).unwrap();
+    // A warning names its file on stderr: a run of text too long to embed.
+    let long_run = format!("# Blob\n\nKept words.\n\n{}\n", "x".repeat(4_000));
+    std::fs::write(docs.join("warn\u{1b}]0;pwned\u{7}.md"), long_run).unwrap();
+
+    let index = work.path().join("idx");
+    let out = run(&["sync", s(&docs), "--index", s(&index), "-v"]);
+    assert_eq!(out.status.code(), Some(0));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(!stderr.chars().any(steers_terminal), "{stderr:?}");
+    assert!(
+        stderr.contains("warn\\u{1b}]0;pwned\\u{7}.md"),
+        "the warning names the file, escaped: {stderr}"
+    );
+
+    let query = [
+        "query",
+        "probe answers red overwritten",
+        "--index",
+        s(&index),
+    ];
+    let shown = run_expect(&query, 0);
+    assert!(!shown.chars().any(steers_terminal), "{shown:?}");
+    let first = shown.lines().nth(1).unwrap();
+    assert!(
+        first.contains("probe\\u{1b}[2J\\n 2. 0.999 trusted.md"),
+        "the file name stays on its result's line: {shown}"
+    );
+    assert!(
+        shown.contains("\\u{1b}[31mred\\u{1b}[0m") && shown.contains("overwritten\\rfake"),
+        "{shown}"
+    );
+    assert!(shown.contains("evil\\u{202e}txt.exe"), "{shown}");
+    let explained = run_expect(&[&query[..], &["--explain"]].concat(), 0);
+    assert!(!explained.chars().any(steers_terminal), "{explained:?}");
+
+    // JSON escapes them too, and a parser reads back exactly the indexed name and text.
+    let json = run_expect(&[&query[..], &["--json"]].concat(), 0);
+    assert!(!json.chars().any(steers_terminal), "{json:?}");
+    let hit = &json_lines(&json)[0]["hits"][0];
+    assert_eq!(hit["path"], name);
+    assert!(hit["text"].as_str().unwrap().contains(planted), "{hit}");
+
+    let chunks = run_expect(&["chunks", s(&docs.join(name))], 0);
+    assert!(!chunks.chars().any(steers_terminal), "{chunks:?}");
+    assert!(chunks.contains("\\u{9b}1A"), "{chunks}");
+}

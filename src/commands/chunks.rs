@@ -7,8 +7,9 @@ use std::process::ExitCode;
 use anyhow::Result;
 use rag_index_core::{IndexConfig, IndexedChunk};
 
-use crate::output::{line, note};
+use crate::output::{json_line, line, note};
 use crate::setup::load_embedder;
+use crate::terminal_text::one_line;
 
 pub fn run(
     model_dir: Option<&Path>,
@@ -44,13 +45,13 @@ pub fn run(
         for chunk in document.chunks {
             let chunk = IndexedChunk::from_chunk(chunk);
             if json {
-                line(&mut out, serde_json::to_string(&chunk)?)?;
+                json_line(&mut out, &chunk)?;
             } else {
                 line(
                     &mut out,
                     format_args!(
                         "--- {} #{} {} tokens, bytes {}..{}",
-                        chunk.path,
+                        one_line(&chunk.path),
                         chunk.ordinal,
                         chunk.tokens,
                         chunk.byte_range.start,

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 
 use super::search_flags::SearchFlags;
-use crate::output::line;
+use crate::output::{json_line, line};
 use crate::setup::open_for_reading;
 
 /// Question sets are small; a larger file is not one.
@@ -84,7 +84,7 @@ pub fn run(model_dir: Option<&Path>, args: EvalArgs) -> Result<ExitCode> {
     }
     let mut out = std::io::stdout().lock();
     if args.json {
-        line(&mut out, serde_json::to_string(&report)?)?;
+        json_line(&mut out, &report)?;
         return Ok(ExitCode::SUCCESS);
     }
     line(

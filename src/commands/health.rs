@@ -6,8 +6,9 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
-use crate::output::{line, truncate};
+use crate::output::{json_line, line, truncate};
 use crate::setup::open_for_reading;
+use crate::terminal_text::one_line;
 
 /// Items listed per section in the text report (`--json` has them all).
 const SHOWN: usize = 10;
@@ -22,7 +23,7 @@ pub fn run(
     let report = index.health(stale_days)?;
     let mut out = std::io::stdout().lock();
     if json {
-        line(&mut out, serde_json::to_string(&report)?)?;
+        json_line(&mut out, &report)?;
         return Ok(ExitCode::SUCCESS);
     }
     line(
@@ -63,7 +64,7 @@ pub fn run(
     for s in report.stale_sources.iter().take(SHOWN) {
         line(
             &mut out,
-            format_args!("  {} ({}, {} days)", s.path, s.modified, s.days),
+            format_args!("  {} ({}, {} days)", one_line(&s.path), s.modified, s.days),
         )?;
     }
     line(
@@ -71,7 +72,7 @@ pub fn run(
         format_args!("files with no chunk: {}", report.empty_files.len()),
     )?;
     for path in report.empty_files.iter().take(SHOWN) {
-        line(&mut out, format_args!("  {path}"))?;
+        line(&mut out, format_args!("  {}", one_line(path)))?;
     }
     line(
         &mut out,
@@ -84,7 +85,12 @@ pub fn run(
     for c in report.near_token_cap.iter().take(SHOWN) {
         line(
             &mut out,
-            format_args!("  {} {} ({} tokens)", c.path, c.chunk_id, c.tokens),
+            format_args!(
+                "  {} {} ({} tokens)",
+                one_line(&c.path),
+                c.chunk_id,
+                c.tokens
+            ),
         )?;
     }
     match &report.last_sync {
@@ -102,7 +108,11 @@ pub fn run(
             for e in last.errors.iter().chain(&last.warnings).take(SHOWN * 2) {
                 line(
                     &mut out,
-                    format_args!("  {}: {}", e.path, truncate(&e.error, 100)),
+                    format_args!(
+                        "  {}: {}",
+                        one_line(&e.path),
+                        one_line(&truncate(&e.error, 100))
+                    ),
                 )?;
             }
         }

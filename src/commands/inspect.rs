@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 use rag_index_core::IndexedChunk;
 
 use super::bounded_lines;
-use crate::output::{human_bytes, line};
+use crate::output::{human_bytes, json_line, line};
 use crate::setup::{load_embedder, open_for_reading};
 
 /// Longest text `embed` takes per line (the model reads only its first 256 tokens anyway).
@@ -36,7 +36,7 @@ pub fn dump(model_dir: Option<&Path>, index: Option<PathBuf>, vectors: bool) -> 
             chunk: &chunk,
             vector,
         };
-        line(&mut out, serde_json::to_string(&record)?)?;
+        json_line(&mut out, &record)?;
     }
     out.flush()?;
     Ok(ExitCode::SUCCESS)
@@ -52,7 +52,7 @@ pub fn stats(model_dir: Option<&Path>, index: Option<PathBuf>, json: bool) -> Re
         if let Some(watch) = rag_watch::published_status(index.dir()) {
             record["watch"] = serde_json::to_value(watch)?;
         }
-        line(&mut out, serde_json::to_string(&record)?)?;
+        json_line(&mut out, &record)?;
         return Ok(ExitCode::SUCCESS);
     }
     line(
@@ -110,7 +110,7 @@ pub fn embed(model_dir: Option<&Path>) -> Result<ExitCode> {
     let vectors = embedder.embed_documents(&refs)?;
     let mut out = std::io::stdout().lock();
     for vector in vectors {
-        line(&mut out, serde_json::to_string(&vector)?)?;
+        json_line(&mut out, &vector)?;
     }
     out.flush()?;
     Ok(ExitCode::SUCCESS)

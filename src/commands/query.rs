@@ -9,8 +9,9 @@ use rag_index_core::Hit;
 
 use super::bounded_lines;
 use super::search_flags::SearchFlags;
-use crate::output::{line, truncate};
+use crate::output::{json_line, line, truncate};
 use crate::setup::open_for_reading;
+use crate::terminal_text::one_line;
 
 /// A query longer than this is refused: the model reads only its first 256 tokens (about a
 /// kilobyte of text), and an endless input must not exhaust memory.
@@ -83,7 +84,7 @@ pub fn run(model_dir: Option<&Path>, args: QueryArgs) -> Result<ExitCode> {
         let hits = index.search_with(&args.search.request(query, k)?)?;
         if args.json {
             let record = QueryLine { query, hits: &hits };
-            line(&mut out, serde_json::to_string(&record)?)?;
+            json_line(&mut out, &record)?;
             continue;
         }
         line(&mut out, format_args!("query: {query}"))?;
@@ -99,7 +100,13 @@ pub fn run(model_dir: Option<&Path>, args: QueryArgs) -> Result<ExitCode> {
             let heading = c.heading_path.join(" > ");
             line(
                 &mut out,
-                format_args!("{:>2}. {:.3}  {}  [{heading}]", hit.rank, hit.score, c.path),
+                format_args!(
+                    "{:>2}. {:.3}  {}  [{}]",
+                    hit.rank,
+                    hit.score,
+                    one_line(&c.path),
+                    one_line(&heading)
+                ),
             )?;
             let text = hit.text();
             let body = match hit.passage.is_empty() {

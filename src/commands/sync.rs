@@ -1,6 +1,6 @@
 //! `rag-index sync`: make the index equal to a fresh index of the folder.
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -11,7 +11,7 @@ use rag_index_core::{
     SyncReport,
 };
 
-use crate::output::note;
+use crate::output::{json_line, note};
 use crate::runaway::is_restarted_image;
 use crate::setup::{index_config, load_embedder, locate_index};
 use crate::signals::Signals;
@@ -215,9 +215,8 @@ fn print_report(report: &SyncReport, args: &SyncArgs) {
         note(&format!("warning: {}: {}", warning.path, warning.error));
     }
     if args.json {
-        if let Ok(json) = serde_json::to_string(report) {
-            let _ = writeln!(std::io::stdout().lock(), "{json}");
-        }
+        // The commit is made: a closed stdout must not turn it into a failure.
+        let _ = json_line(&mut std::io::stdout().lock(), report);
     } else if args.verbose || std::io::stderr().is_terminal() || args.options.dry_run {
         let f = &report.files;
         let c = &report.chunks;

@@ -6,8 +6,9 @@ use std::process::ExitCode;
 use anyhow::Result;
 use rag_index_core::{Error as CoreError, IndexConfig, OpenMode, RagIndex, VerifyReport};
 
-use crate::output::line;
+use crate::output::{json_line, line};
 use crate::setup::{load_embedder, locate_index};
+use crate::terminal_text::one_line;
 
 #[derive(serde::Serialize)]
 struct VerifyJson<'a> {
@@ -46,13 +47,13 @@ pub fn run(
             ok: report.ok(),
             report: &report,
         };
-        line(&mut out, serde_json::to_string(&record)?)?;
+        json_line(&mut out, &record)?;
     } else {
         for repaired in &report.repaired {
-            line(&mut out, format_args!("repaired: {repaired}"))?;
+            line(&mut out, format_args!("repaired: {}", one_line(repaired)))?;
         }
         for problem in &report.problems {
-            line(&mut out, format_args!("problem: {problem}"))?;
+            line(&mut out, format_args!("problem: {}", one_line(problem)))?;
         }
         line(
             &mut out,
