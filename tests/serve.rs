@@ -116,6 +116,24 @@ fn http_api_answers_checks_hosts_and_rejects_bad_requests() {
     }
     let huge = json!({"query": "x".repeat(100_000)}).to_string();
     assert_eq!(post(base, "/search", &[], &huge).0, 413);
+    // An error quotes a caller's input cut to a line, not echoed whole.
+    let long = "k".repeat(30_000);
+    for body in [
+        json!({"query": "x", "filters": [format!("{long}=v")]}),
+        json!({"query": "x", "filters": [long.clone()]}),
+        json!({"query": "x", "paths": [format!("[{long}")]}),
+        json!({"query": "x", "mode": long.clone()}),
+    ] {
+        let (code, answer) = post(base, "/search", &[], &body.to_string());
+        assert_eq!(code, 400, "{answer}");
+        let error = answer["error"].as_str().unwrap();
+        assert!(
+            error.len() < 500 && error.contains("more bytes"),
+            "{} bytes: {}",
+            error.len(),
+            &error[..error.len().min(300)]
+        );
+    }
 
     // DNS rebinding: a foreign name in Host or Origin is refused.
     for headers in [

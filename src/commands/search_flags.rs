@@ -112,13 +112,11 @@ impl SearchFlags {
             .dedup(!self.no_dedup)
             .expand(expand);
         for filter in &self.filters {
-            let condition: Condition = filter
-                .parse()
-                .with_context(|| format!("--filter {filter}"))?;
+            let condition: Condition = filter.parse().context("--filter")?;
             request = request.filter(condition);
         }
         for glob in &self.paths {
-            request = request.path(PathGlob::new(glob).with_context(|| format!("--path {glob}"))?);
+            request = request.path(PathGlob::new(glob).context("--path")?);
         }
         if let Some(budget) = self.budget {
             request = request.budget(budget);

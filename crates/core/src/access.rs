@@ -16,6 +16,7 @@ use globset::{Glob, GlobMatcher};
 use serde_json::{Map, Value};
 
 use crate::folder_file::{FolderReadError, read_folder_file};
+use crate::quoted::quoted;
 use crate::{Error, Result};
 
 /// The metadata key that holds a chunk's required labels, and the front-matter field read.
@@ -41,8 +42,9 @@ pub fn check_label(label: &str) -> std::result::Result<(), String> {
     match ok {
         true => Ok(()),
         false => Err(format!(
-            "{label:?} is not a label (1 to {MAX_LABEL_BYTES} ASCII letters, digits, `_`, `.`, \
-             `:` or `-`, starting with a letter or digit)"
+            "{} is not a label (1 to {MAX_LABEL_BYTES} ASCII letters, digits, `_`, `.`, \
+             `:` or `-`, starting with a letter or digit)",
+            quoted(label)
         )),
     }
 }
@@ -122,11 +124,16 @@ fn parse_labels(value: &Value) -> std::result::Result<Vec<String>, String> {
             for item in items {
                 match item {
                     Value::String(s) => add(s)?,
-                    other => return Err(format!("{other} is not a label")),
+                    other => return Err(format!("{} is not a label", quoted(&other.to_string()))),
                 }
             }
         }
-        other => return Err(format!("{other} is not a label or a list of labels")),
+        other => {
+            return Err(format!(
+                "{} is not a label or a list of labels",
+                quoted(&other.to_string())
+            ));
+        }
     }
     Ok(out.into_iter().collect())
 }
@@ -243,15 +250,16 @@ impl AccessRules {
             let fields: Vec<&str> = line.split_whitespace().collect();
             let [glob, labels] = fields[..] else {
                 return Err(format!(
-                    "line {}: expected `GLOB LABEL[,LABEL...]`, found {line:?}",
-                    n + 1
+                    "line {}: expected `GLOB LABEL[,LABEL...]`, found {}",
+                    n + 1,
+                    quoted(line)
                 ));
             };
             let matcher = globset::GlobBuilder::new(glob)
                 .literal_separator(true)
                 .build()
                 .map(|g: Glob| g.compile_matcher())
-                .map_err(|e| format!("line {}: {e}", n + 1))?;
+                .map_err(|e| format!("line {}: glob {}: {}", n + 1, quoted(glob), e.kind()))?;
             let labels = parse_labels(&Value::from(labels))
                 .map_err(|reason| format!("line {}: {reason}", n + 1))?;
             if labels.is_empty() {

@@ -9,6 +9,7 @@ use std::str::FromStr;
 use globset::{GlobBuilder, GlobMatcher};
 use serde_json::{Map, Value};
 
+use crate::quoted::quoted;
 use crate::{Error, Result};
 
 /// How a condition compares.
@@ -61,14 +62,15 @@ impl Condition {
                 .all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b))
         {
             return invalid(format!(
-                "filter key {key:?} must be letters, digits, `_`, `.` or `-`"
+                "filter key {} must be letters, digits, `_`, `.` or `-`",
+                quoted(&key)
             ));
         }
         if values.is_empty() || values.iter().any(String::is_empty) {
-            return invalid(format!("filter on {key:?} has an empty value"));
+            return invalid(format!("filter on {} has an empty value", quoted(&key)));
         }
         if !matches!(op, Op::Eq | Op::Ne) && values.len() > 1 {
-            return invalid(format!("a comparison on {key:?} takes one value"));
+            return invalid(format!("a comparison on {} takes one value", quoted(&key)));
         }
         let mut sorted = values.clone();
         sorted.sort_unstable();
@@ -165,7 +167,7 @@ impl FromStr for Condition {
                     .map(|&(text, op)| (i, text.len(), op))
             })
             .ok_or_else(|| Error::InvalidRequest {
-                reason: format!("filter {s:?} is not KEY=VALUE (or KEY>=VALUE, ...)"),
+                reason: format!("filter {} is not KEY=VALUE (or KEY>=VALUE, ...)", quoted(s)),
             })?;
         let (at, len, op) = found;
         let values = s[at + len..]
@@ -190,7 +192,7 @@ impl PathGlob {
             .literal_separator(true)
             .build()
             .map_err(|e| Error::InvalidRequest {
-                reason: format!("path glob {glob:?}: {e}"),
+                reason: format!("path glob {}: {}", quoted(glob), e.kind()),
             })?
             .compile_matcher();
         Ok(PathGlob {

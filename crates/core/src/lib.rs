@@ -56,6 +56,7 @@ mod location;
 mod points;
 mod postgres;
 mod provenance;
+mod quoted;
 mod request;
 mod search;
 mod searcher;
@@ -85,6 +86,7 @@ pub use health::{
 pub use index_dir::{move_damaged_store_aside, write_index_file};
 pub use location::StoreLocation;
 pub use provenance::PROVENANCE_KEYS;
+pub use quoted::{Quoted, quoted};
 pub use rag_chunker::{Chunk, Chunker, ChunkerConfig, Document, TokenCounter};
 pub use rag_embed::{Embedder, EmbedderConfig, ModelFingerprint, Precision, resolve_model_dir};
 pub use rag_store::Counts;

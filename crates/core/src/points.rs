@@ -7,7 +7,11 @@ use serde_json::{Map, Value};
 
 use crate::access::{Access, required_labels};
 use crate::filter::{BUILT_IN_KEYS, Filter};
+use crate::quoted::quoted;
 use crate::{Error, Result};
+
+/// How many known keys an unknown-key error names.
+const SHOWN_KEYS: usize = 20;
 
 struct PointFacts {
     path: String,
@@ -80,15 +84,26 @@ pub(crate) fn check_filter_keys(filter: &Filter, keys: &BTreeSet<String>) -> Res
     for condition in &filter.conditions {
         let key = condition.key();
         if !BUILT_IN_KEYS.contains(&key) && !keys.contains(key) {
+            // Front matter may bring thousands of keys: name the first few.
             let known: Vec<&str> = BUILT_IN_KEYS
                 .iter()
                 .copied()
                 .chain(keys.iter().map(String::as_str))
                 .collect();
+            let more = match known.len().saturating_sub(SHOWN_KEYS) {
+                0 => String::new(),
+                n => format!(" and {n} more"),
+            };
+            let shown: Vec<String> = known
+                .iter()
+                .take(SHOWN_KEYS)
+                .map(|k| quoted(k).to_string())
+                .collect();
             return Err(Error::InvalidRequest {
                 reason: format!(
-                    "unknown filter key {key:?}: no indexed chunk has it (known keys: {})",
-                    known.join(", ")
+                    "unknown filter key {}: no indexed chunk has it (known keys: {}{more})",
+                    quoted(key),
+                    shown.join(", ")
                 ),
             });
         }

@@ -8,6 +8,7 @@ use serde::Serialize;
 use crate::access::Access;
 use crate::filter::{Condition, Filter, PathGlob};
 use crate::fusion::Fusion;
+use crate::quoted::quoted;
 use crate::{Error, Result};
 
 /// Most hits one request may ask for.
@@ -41,7 +42,10 @@ impl FromStr for SearchMode {
             "lexical" => Ok(SearchMode::Lexical),
             "hybrid" => Ok(SearchMode::Hybrid),
             other => Err(Error::InvalidRequest {
-                reason: format!("unknown search mode {other:?} (dense, lexical or hybrid)"),
+                reason: format!(
+                    "unknown search mode {} (dense, lexical or hybrid)",
+                    quoted(other)
+                ),
             }),
         }
     }
@@ -70,7 +74,10 @@ impl FromStr for Expand {
             "neighbors" | "neighbours" => Ok(Expand::Neighbors),
             "section" => Ok(Expand::Section),
             other => Err(Error::InvalidRequest {
-                reason: format!("unknown expansion {other:?} (none, neighbors or section)"),
+                reason: format!(
+                    "unknown expansion {} (none, neighbors or section)",
+                    quoted(other)
+                ),
             }),
         }
     }

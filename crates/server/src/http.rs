@@ -14,7 +14,7 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use http_body_util::BodyExt;
-use rag_index_core::Access;
+use rag_index_core::{Access, quoted};
 use serde_json::json;
 use tokio::net::TcpListener;
 
@@ -138,7 +138,7 @@ fn check_origin(server: &Server, headers: &HeaderMap) -> std::result::Result<(),
         return Err("a Host header is required".into());
     };
     if !allowed_host(server, &host_name(host)) {
-        return Err(format!("host {host:?} is not served here"));
+        return Err(format!("host {} is not served here", quoted(host)));
     }
     if let Some(origin) = headers.get(header::ORIGIN) {
         let origin = origin.to_str().unwrap_or("");
@@ -147,7 +147,7 @@ fn check_origin(server: &Server, headers: &HeaderMap) -> std::result::Result<(),
             .or_else(|| origin.strip_prefix("https://"));
         match authority {
             Some(authority) if allowed_host(server, &host_name(authority)) => {}
-            _ => return Err(format!("origin {origin:?} is not allowed")),
+            _ => return Err(format!("origin {} is not allowed", quoted(origin))),
         }
     }
     Ok(())

@@ -71,13 +71,11 @@ impl SearchParams {
             request = request.expand(expand.parse::<Expand>().map_err(|e| e.to_string())?);
         }
         for filter in &self.filters {
-            let condition: Condition = filter
-                .parse()
-                .map_err(|e| format!("filter {filter:?}: {e}"))?;
+            let condition: Condition = filter.parse().map_err(|e| format!("filter: {e}"))?;
             request = request.filter(condition);
         }
         for glob in &self.paths {
-            request = request.path(PathGlob::new(glob).map_err(|e| format!("path {glob:?}: {e}"))?);
+            request = request.path(PathGlob::new(glob).map_err(|e| format!("path: {e}"))?);
         }
         if let Some(dedup) = self.dedup {
             request = request.dedup(dedup);
