@@ -301,9 +301,10 @@ fn many_small_documents(docs: &Path, n: usize) {
         "service discovery",
     ];
     for i in 0..n {
-        let (dir, tier) = match i % 100 {
-            0 => ("restricted", "gold"),
-            _ => ("open", "standard"),
+        // Only restricted notes carry a code name: a key only labelled chunks have.
+        let (dir, tier, extra) = match i % 100 {
+            0 => ("restricted", "gold", format!("codename: falcon-{i}\n")),
+            _ => ("open", "standard", String::new()),
         };
         let topic = topics[i % topics.len()];
         let path = docs.join(dir).join(format!("note-{i:04}.md"));
@@ -311,8 +312,8 @@ fn many_small_documents(docs: &Path, n: usize) {
         std::fs::write(
             path,
             format!(
-                "---\ntier: {tier}\nweight: {i}\n---\n# Note {i}\n\nNote {i} explains {topic} \
-                 for service number {i} in plain words.\n"
+                "---\ntier: {tier}\nweight: {i}\n{extra}---\n# Note {i}\n\nNote {i} explains \
+                 {topic} for service number {i} in plain words.\n"
             ),
         )
         .unwrap();
@@ -416,11 +417,29 @@ fn labels_and_a_one_percent_filter_apply_inside_the_postgres_search() {
     weights.sort();
     assert_eq!(weights, (1490..1500).collect::<Vec<i64>>());
     // A key no chunk has is an error, not an empty answer.
-    let typo = Condition::new("teir", rag_index_core::Op::Eq, vec!["gold".into()]).unwrap();
-    assert!(matches!(
-        index.search_with(&SearchRequest::new(query, staff.clone()).filter(typo)),
-        Err(Error::InvalidRequest { .. })
-    ));
+    let error_for = |access: &Access, key: &str| {
+        let condition = Condition::new(key, rag_index_core::Op::Eq, vec!["falcon-0".into()]);
+        let request = SearchRequest::new(query, access.clone()).filter(condition.unwrap());
+        match index.search_with(&request) {
+            Err(e @ Error::InvalidRequest { .. }) => e.to_string(),
+            other => panic!("{key}: {:?}", other.map(|h| h.len())),
+        }
+    };
+    assert!(error_for(&staff, "teir").contains("\"codename\""));
+    // A key only restricted chunks have is unknown to a public caller, word for word like a
+    // key no chunk has, and no error lists it: the answer must not reveal such documents.
+    let typo = error_for(&Access::public(), "teir");
+    assert!(!typo.contains("codename"), "{typo}");
+    assert_eq!(
+        error_for(&Access::public(), "codename"),
+        typo.replace("\"teir\"", "\"codename\"")
+    );
+    let falcon = Condition::new("codename", rag_index_core::Op::Eq, vec!["falcon-0".into()]);
+    let staff_hits = index
+        .search_with(&SearchRequest::new(query, staff.clone()).filter(falcon.unwrap()))
+        .unwrap();
+    assert_eq!(staff_hits.len(), 1);
+    assert_eq!(staff_hits[0].chunk.path, "restricted/note-0000.md");
     // Direct lookups obey labels too.
     let restricted = hits_of(&index, &staff, "note 0 explains rate limiting");
     assert!(

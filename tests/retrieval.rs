@@ -491,9 +491,21 @@ fn the_cli_explains_filters_and_writes_failures() {
         public_hits.iter().all(|h| h["path"] != "secret/pricing.md"),
         "without --as only public documents are searched"
     );
-    let out = run(&["query", "x", "--index", index_arg, "--filter", "colour=red"]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown filter key"));
+    let stderr_of = |args: &[&str]| {
+        let out = run(&[&["query", "x", "--index", index_arg][..], args].concat());
+        assert_eq!(out.status.code(), Some(2));
+        String::from_utf8(out.stderr).unwrap()
+    };
+    let typo = stderr_of(&["--filter", "colour=red"]);
+    assert!(typo.contains("unknown filter key"), "{typo}");
+    // `tags` is a key of the finance page alone: to anyone else it is as unknown as a typo,
+    // in the same words, so the error does not reveal that such a page exists.
+    assert!(!typo.contains("tags"), "{typo}");
+    assert_eq!(
+        stderr_of(&["--filter", "tags=eu"]),
+        typo.replace("\"colour\"", "\"tags\"")
+    );
+    assert!(stderr_of(&["--as", "finance", "--filter", "colour=red"]).contains("\"tags\""));
     let tagged = json_lines(&run_expect(
         &[
             "query", "price", "--index", index_arg, "--as", "finance", "--filter", "tags=eu",

@@ -23,14 +23,16 @@ struct PointFacts {
 /// The facts of every live point of a snapshot.
 pub(crate) struct PointTable {
     facts: HashMap<u64, PointFacts>,
-    keys: BTreeSet<String>,
+    /// Metadata keys by the labels their chunks require (few distinct sets), so a caller is
+    /// told only of keys of chunks they may see.
+    keys_by_labels: HashMap<Vec<String>, BTreeSet<String>>,
     labelled: bool,
 }
 
 impl PointTable {
     /// Builds the table from a snapshot's live chunks.
     pub fn build(chunks: Vec<(String, rag_store::ChunkRecord)>) -> PointTable {
-        let mut keys = BTreeSet::new();
+        let mut keys_by_labels: HashMap<Vec<String>, BTreeSet<String>> = HashMap::new();
         let mut labelled = false;
         let mut facts = HashMap::with_capacity(chunks.len());
         for (_, record) in chunks {
@@ -40,7 +42,10 @@ impl PointTable {
             };
             let labels = required_labels(&metadata);
             labelled |= !labels.is_empty();
-            keys.extend(metadata.keys().cloned());
+            keys_by_labels
+                .entry(labels.clone())
+                .or_default()
+                .extend(metadata.keys().cloned());
             facts.insert(
                 record.point,
                 PointFacts {
@@ -53,15 +58,21 @@ impl PointTable {
         }
         PointTable {
             facts,
-            keys,
+            keys_by_labels,
             labelled,
         }
     }
 
-    /// Fails with [`Error::InvalidRequest`] naming a filter key no chunk has: a typo must not
-    /// look like "no matching documents".
-    pub fn check_keys(&self, filter: &Filter) -> Result<()> {
-        check_filter_keys(filter, &self.keys)
+    /// Fails with [`Error::InvalidRequest`] naming a filter key no chunk `access` may see has:
+    /// a typo must not look like "no matching documents".
+    pub fn check_keys(&self, filter: &Filter, access: &Access) -> Result<()> {
+        check_filter_keys(
+            filter,
+            &mut TableKeys {
+                table: self,
+                access,
+            },
+        )
     }
 
     /// Whether every point passes for this caller and filter without looking (no chunk needs a
@@ -78,35 +89,73 @@ impl PointTable {
     }
 }
 
-/// Fails with [`Error::InvalidRequest`] naming a filter key that is neither built in nor in
-/// `keys` (every metadata key of the indexed chunks).
-pub(crate) fn check_filter_keys(filter: &Filter, keys: &BTreeSet<String>) -> Result<()> {
+/// The metadata keys of the chunks one caller may see, as a backend knows them.
+pub(crate) trait VisibleKeys {
+    /// Whether a chunk the caller may see has `key`.
+    fn has(&mut self, key: &str) -> Result<bool>;
+    /// Every such key, sorted.
+    fn list(&mut self) -> Result<Vec<String>>;
+}
+
+/// Fails with [`Error::InvalidRequest`] naming a filter key that is neither built in nor a
+/// metadata key of a chunk the caller may see. A key only labelled chunks have is unknown to a
+/// caller without the labels, exactly like a key no chunk has: the answer must not tell them
+/// that such documents exist.
+pub(crate) fn check_filter_keys(filter: &Filter, keys: &mut impl VisibleKeys) -> Result<()> {
     for condition in &filter.conditions {
         let key = condition.key();
-        if !BUILT_IN_KEYS.contains(&key) && !keys.contains(key) {
-            // Front matter may bring thousands of keys: name the first few.
-            let known: Vec<&str> = BUILT_IN_KEYS
-                .iter()
-                .copied()
-                .chain(keys.iter().map(String::as_str))
-                .collect();
-            let more = match known.len().saturating_sub(SHOWN_KEYS) {
-                0 => String::new(),
-                n => format!(" and {n} more"),
-            };
-            let shown: Vec<String> = known
-                .iter()
-                .take(SHOWN_KEYS)
-                .map(|k| quoted(k).to_string())
-                .collect();
-            return Err(Error::InvalidRequest {
-                reason: format!(
-                    "unknown filter key {}: no indexed chunk has it (known keys: {}{more})",
-                    quoted(key),
-                    shown.join(", ")
-                ),
-            });
+        if BUILT_IN_KEYS.contains(&key) || keys.has(key)? {
+            continue;
         }
+        // Front matter may bring thousands of keys: name the first few.
+        let known: Vec<String> = BUILT_IN_KEYS
+            .iter()
+            .map(|k| k.to_string())
+            .chain(keys.list()?)
+            .collect();
+        let more = match known.len().saturating_sub(SHOWN_KEYS) {
+            0 => String::new(),
+            n => format!(" and {n} more"),
+        };
+        let shown: Vec<String> = known
+            .iter()
+            .take(SHOWN_KEYS)
+            .map(|k| quoted(k).to_string())
+            .collect();
+        return Err(Error::InvalidRequest {
+            reason: format!(
+                "unknown filter key {}: no chunk you may see has it (known keys: {}{more})",
+                quoted(key),
+                shown.join(", ")
+            ),
+        });
     }
     Ok(())
+}
+
+/// The keys of a [`PointTable`] one caller may see.
+struct TableKeys<'a> {
+    table: &'a PointTable,
+    access: &'a Access,
+}
+
+impl TableKeys<'_> {
+    fn visible(&self) -> impl Iterator<Item = &BTreeSet<String>> {
+        self.table
+            .keys_by_labels
+            .iter()
+            .filter(|(labels, _)| self.access.may_see(labels))
+            .map(|(_, keys)| keys)
+    }
+}
+
+impl VisibleKeys for TableKeys<'_> {
+    fn has(&mut self, key: &str) -> Result<bool> {
+        Ok(self.visible().any(|keys| keys.contains(key)))
+    }
+
+    fn list(&mut self) -> Result<Vec<String>> {
+        let all: BTreeSet<&String> = self.visible().flatten().collect();
+        Ok(all.into_iter().cloned().collect())
+    }
 }

@@ -59,7 +59,7 @@ impl RagIndex {
         };
         let points = searcher.points_for(&request.filter)?;
         if let Some(points) = points {
-            points.check_keys(&request.filter)?;
+            points.check_keys(&request.filter, &request.access)?;
         }
         let check =
             |point: u64| points.is_none_or(|p| p.allows(point, &request.access, &request.filter));

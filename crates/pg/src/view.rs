@@ -145,6 +145,41 @@ impl<'a, 't> PgView<'a, 't> {
         Ok(rows.iter().map(|row| row.get(0)).collect())
     }
 
+    /// Whether a chunk of the collections read has metadata `key` and only labels in
+    /// `held_labels`: one chunk is enough, so a common key is answered at once.
+    pub fn has_visible_metadata_key(
+        &mut self,
+        key: &str,
+        held_labels: &[String],
+    ) -> Result<bool, PgError> {
+        let row = self
+            .txn
+            .query_one(
+                "SELECT EXISTS (SELECT 1 FROM rag_index.chunks c WHERE c.collection = ANY($1) \
+                 AND c.metadata ? $2 AND c.labels <@ $3::text[])",
+                &[&self.ids, &key, &held_labels],
+            )
+            .map_err(self.err("metadata key check"))?;
+        Ok(row.get(0))
+    }
+
+    /// The metadata keys of the chunks of the collections read whose labels are all in
+    /// `held_labels`, sorted (reads every such chunk: for error messages).
+    pub fn visible_metadata_keys(
+        &mut self,
+        held_labels: &[String],
+    ) -> Result<Vec<String>, PgError> {
+        let rows = self
+            .txn
+            .query(
+                "SELECT DISTINCT k FROM rag_index.chunks c, jsonb_object_keys(c.metadata) AS k \
+                 WHERE c.collection = ANY($1) AND c.labels <@ $2::text[] ORDER BY k",
+                &[&self.ids, &held_labels],
+            )
+            .map_err(self.err("metadata keys"))?;
+        Ok(rows.iter().map(|row| row.get(0)).collect())
+    }
+
     /// The manifest, by path.
     pub fn files(&mut self) -> Result<Vec<(String, PgFile)>, PgError> {
         let Some(id) = self.collection else {

@@ -11,7 +11,7 @@ use crate::access::required_labels;
 use crate::chunk::{Hit, IndexedChunk, SignalRank, Signals};
 use crate::filter::{Filter, Op};
 use crate::fusion::fuse;
-use crate::points::check_filter_keys;
+use crate::points::{VisibleKeys, check_filter_keys};
 use crate::request::{SearchMode, SearchRequest};
 use crate::search::{hybrid_depth, single, wanted};
 use crate::{Error, RagIndex, Result, dedup, expand};
@@ -47,8 +47,15 @@ impl RagIndex {
             if synced == 0 {
                 return Ok(Vec::new());
             }
-            let keys: BTreeSet<String> = view.metadata_keys()?.into_iter().collect();
-            check_filter_keys(&request.filter, &keys)?;
+            let all_keys: BTreeSet<String> = view.metadata_keys()?.into_iter().collect();
+            check_filter_keys(
+                &request.filter,
+                &mut ViewKeys {
+                    view: &mut *view,
+                    all_keys: &all_keys,
+                    held_labels: &filter.held_labels,
+                },
+            )?;
             let mut found = Candidates {
                 named,
                 ..Candidates::default()
@@ -197,5 +204,27 @@ fn pg_filter(request: &SearchRequest) -> PgFilter {
             })
             .collect(),
         path_patterns: filter.paths.iter().map(|g| g.posix_regex()).collect(),
+    }
+}
+
+/// The metadata keys of the collections read that one caller may see. The collections list
+/// every key their chunks ever had; whether a visible chunk has one is asked only for the keys
+/// a filter names (stopping at the first such chunk), and the full list only for an error.
+struct ViewKeys<'v, 'a, 't> {
+    view: &'v mut PgView<'a, 't>,
+    all_keys: &'v BTreeSet<String>,
+    held_labels: &'v [String],
+}
+
+impl VisibleKeys for ViewKeys<'_, '_, '_> {
+    fn has(&mut self, key: &str) -> Result<bool> {
+        if !self.all_keys.contains(key) {
+            return Ok(false);
+        }
+        Ok(self.view.has_visible_metadata_key(key, self.held_labels)?)
+    }
+
+    fn list(&mut self) -> Result<Vec<String>> {
+        Ok(self.view.visible_metadata_keys(self.held_labels)?)
     }
 }
