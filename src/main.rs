@@ -143,6 +143,10 @@ enum Command {
         /// For an index synced with `--no-table-records`: no row records of keyed tables.
         #[arg(long)]
         no_table_records: bool,
+        /// When the system's limit on file watches is reached (a very large tree), how often
+        /// the whole folder is synced instead, in seconds.
+        #[arg(long, value_name = "SECONDS", default_value_t = 30)]
+        scan_every: u64,
     },
     /// Answer searches from a warm process: MCP over stdio for agents (--mcp) or an HTTP JSON
     /// API (--http).
@@ -267,7 +271,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
             dir,
             index,
             no_table_records,
-        } => commands::watch::run(model_dir, dir, index, !no_table_records),
+            scan_every,
+        } => commands::watch::run(model_dir, dir, index, !no_table_records, scan_every),
         Command::Serve(args) => commands::serve::run(model_dir, args),
     }
 }

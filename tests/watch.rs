@@ -339,3 +339,84 @@ fn watch_keeps_an_index_without_table_records_when_told() {
         "no row records"
     );
 }
+
+/// Past the system's limit on file watches (a tree with more folders than inotify may watch)
+/// `watch` keeps running, says so once on stderr and in its status, and finds changes by
+/// scanning the folder. The limit is lowered in a user namespace of its own (per-namespace
+/// `max_inotify_watches`), so nothing else on the machine is affected.
+#[test]
+fn past_the_watch_limit_watch_scans_instead_of_stopping() {
+    let tmp = tempfile::tempdir().unwrap();
+    let docs = tmp.path().join("docs");
+    copy_corpus_files(&docs, FILES);
+    // Every folder on the way to a file is watched: the root, `getting-started`, `security`,
+    // and the four of `reference/routing-configuration/http/middlewares`.
+    let folders = files_under(&docs)
+        .iter()
+        .flat_map(|f| f.ancestors().skip(1).take_while(|a| a.starts_with(&docs)))
+        .map(Path::to_path_buf)
+        .collect::<std::collections::BTreeSet<_>>()
+        .len();
+    assert!(folders >= 6, "more folders than the limit of 3 below");
+    let index = tmp.path().join("watched");
+    let fresh = tmp.path().join("fresh");
+    let script = "echo 3 > /proc/sys/user/max_inotify_watches && exec \"$0\" \"$@\"";
+    let mut watch = Running {
+        child: rag_index_through(
+            "unshare",
+            &["--user", "--map-root-user", "sh", "-c", script],
+        )
+        .args(["watch", docs.to_str().unwrap(), "--index"])
+        .args([index.to_str().unwrap(), "--scan-every", "2"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap(),
+        base: String::new(),
+    };
+    assert_converges(&docs, &index, &fresh, Duration::from_secs(60));
+    let limited = wait_for(Duration::from_secs(10), || {
+        let out = run(&["stats", "--index", index.to_str().unwrap(), "--json"]);
+        let stats: Value = serde_json::from_slice(&out.stdout).ok()?;
+        stats["watch"]["notifications_limited"]
+            .as_str()
+            .map(str::to_string)
+    })
+    .expect("the status says notifications are limited");
+    assert!(limited.contains("limit"), "{limited}");
+
+    // Changes in folders past the limit are found by the scan.
+    let deepest = docs.join(FILES[3]).parent().unwrap().to_path_buf();
+    std::fs::write(
+        deepest.join("late.md"),
+        "# Late\n\nThe quartz relay restarts after the drain window.\n",
+    )
+    .unwrap();
+    std::fs::remove_file(docs.join(FILES[1])).unwrap();
+    assert_converges(&docs, &index, &fresh, Duration::from_secs(30));
+    assert!(
+        watch.child.try_wait().unwrap().is_none(),
+        "watch is still running"
+    );
+
+    let pid = watch.child.id().to_string();
+    assert!(
+        std::process::Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let mut stderr = String::new();
+    use std::io::Read;
+    watch
+        .child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    let warnings = stderr.matches("found by a full scan every 2 s").count();
+    assert_eq!(warnings, 1, "said once: {stderr}");
+    assert_eq!(watch.child.wait().unwrap().code(), Some(0), "{stderr}");
+}

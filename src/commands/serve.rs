@@ -70,8 +70,13 @@ pub fn run(model_dir: Option<&Path>, args: ServeArgs) -> Result<ExitCode> {
     // `sync` may run meanwhile (searches follow its commits).
     let (index, watcher) = match &args.watch {
         Some(dir) => {
-            let watcher =
-                super::watch::watcher(model_dir, dir, args.index.clone(), !args.no_table_records)?;
+            let watcher = super::watch::watcher(
+                model_dir,
+                dir,
+                args.index.clone(),
+                !args.no_table_records,
+                rag_watch::WatchOptions::default(),
+            )?;
             (watcher.index().clone(), Some(watcher))
         }
         None => (

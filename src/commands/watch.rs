@@ -18,6 +18,7 @@ pub fn watcher(
     dir: &Path,
     index: Option<PathBuf>,
     table_records: bool,
+    options: WatchOptions,
 ) -> Result<Watcher> {
     if !dir.is_dir() {
         bail!("{} is not a folder", dir.display());
@@ -28,7 +29,6 @@ pub fn watcher(
         );
     };
     let embedder = load_embedder(model_dir)?;
-    let options = WatchOptions::default();
     let index = rag_watch::open_writer(
         &index_dir,
         embedder,
@@ -58,8 +58,13 @@ pub fn run(
     dir: PathBuf,
     index: Option<PathBuf>,
     table_records: bool,
+    scan_every_secs: u64,
 ) -> Result<ExitCode> {
-    let watcher = watcher(model_dir, &dir, index, table_records)?;
+    let options = WatchOptions {
+        scan_every: Duration::from_secs(scan_every_secs.max(1)),
+        ..WatchOptions::default()
+    };
+    let watcher = watcher(model_dir, &dir, index, table_records, options)?;
     stop_on_signal(watcher.handle())?;
     log::info!("watching {}", dir.display());
     run_publishing(watcher).with_context(|| format!("watching {} failed", dir.display()))?;
@@ -82,6 +87,15 @@ pub fn run_publishing(watcher: Watcher) -> rag_watch::Result<()> {
                 let due = published.as_ref().is_none_or(|(last, at)| {
                     *last != status || at.elapsed() >= Duration::from_secs(2)
                 });
+                // Said on stderr once, whatever the log level: it is why changes arrive late.
+                let newly_limited = status.notifications_limited.as_ref().filter(|_| {
+                    published
+                        .as_ref()
+                        .is_none_or(|(last, _)| last.notifications_limited.is_none())
+                });
+                if let Some(reason) = newly_limited {
+                    crate::output::note(&format!("warning: {reason}"));
+                }
                 if due {
                     rag_watch::publish_status(&index_dir, &status);
                     published = Some((status, Instant::now()));

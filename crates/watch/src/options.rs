@@ -14,6 +14,10 @@ pub struct WatchOptions {
     /// A full sync this often even without events, since events can be lost (a full
     /// notification queue, a folder replaced by a mount, a network filesystem).
     pub reconcile_every: Duration,
+    /// How often the whole folder is synced when the system cannot notify of every change
+    /// (its limit on watches or watchers is reached): changes are then found by scanning. A
+    /// no-op sync of 100,000 files takes about 0.1-0.4 s.
+    pub scan_every: Duration,
     /// How often the root is checked for having been replaced (a switched symlink, a folder
     /// moved into place): the watch follows the inode it was set on, so it is set again on the
     /// new folder, which is then synced. One `stat` per check.
@@ -35,6 +39,7 @@ impl Default for WatchOptions {
             quiet: Duration::from_millis(200),
             max_delay: Duration::from_secs(2),
             reconcile_every: Duration::from_secs(600),
+            scan_every: Duration::from_secs(30),
             root_check_every: Duration::from_secs(1),
             max_pending_paths: 10_000,
             retry_first: Duration::from_millis(500),

@@ -28,6 +28,10 @@ pub struct WatchStatus {
     pub last_error: Option<String>,
     /// Another process holds the index: syncs are retried with backoff.
     pub busy: bool,
+    /// Why some changes are found only by the periodic scan (the system's limit on file
+    /// watches was reached), or `None` when every folder is watched.
+    #[serde(default)]
+    pub notifications_limited: Option<String>,
 }
 
 /// What the last successful sync did.

@@ -58,6 +58,20 @@ impl WatchHandle {
     }
 }
 
+/// Whether `e` is the system's limit on file watches or watchers (inotify's
+/// `max_user_watches` and `max_user_instances`, or the open-file limit) being reached, which
+/// scanning works around.
+fn is_limit(e: &notify::Error) -> bool {
+    match &e.kind {
+        notify::ErrorKind::MaxFilesWatch => true,
+        notify::ErrorKind::Io(io) => matches!(
+            io.raw_os_error(),
+            Some(libc::EMFILE | libc::ENFILE | libc::ENOSPC)
+        ),
+        _ => false,
+    }
+}
+
 /// Errors that retrying cannot fix: the watcher gives up rather than fail every few seconds.
 fn is_fatal(e: &CoreError) -> bool {
     matches!(
@@ -174,16 +188,30 @@ impl Watcher {
         // Access events are filtered in the kernel: every sync reads the files it indexes, and
         // those reads must not look like changes.
         let config = Config::default().with_event_kinds(EventKindMask::CORE);
-        let mut fs = notify::RecommendedWatcher::new(
+        // Past the system's limit on watches (or watchers) the folder is scanned instead: a
+        // large tree must not stop `watch`, only make its changes arrive later.
+        let mut limited: Option<String> = None;
+        let mut fs = match notify::RecommendedWatcher::new(
             move |event| {
                 let _ = tx.send(Message::Event(event));
             },
             config,
-        )
-        .map_err(|source| self.notify_error(source))?;
+        ) {
+            Ok(fs) => Some(fs),
+            Err(e) if is_limit(&e) => {
+                self.limit(&mut limited, &e);
+                None
+            }
+            Err(e) => return Err(self.notify_error(e)),
+        };
         // Watching starts before the first sync, so nothing changed in between is missed.
-        fs.watch(&self.canonical_root, RecursiveMode::Recursive)
-            .map_err(|source| self.notify_error(source))?;
+        if let Some(fs) = fs.as_mut() {
+            match fs.watch(&self.canonical_root, RecursiveMode::Recursive) {
+                Ok(()) => {}
+                Err(e) if is_limit(&e) => self.limit(&mut limited, &e),
+                Err(e) => return Err(self.notify_error(e)),
+            }
+        }
 
         let mut pending = Pending::new(self.options.max_pending_paths);
         pending.mark_all();
@@ -192,7 +220,7 @@ impl Watcher {
             first: Some(started),
             last: started.checked_sub(self.options.quiet).unwrap_or(started),
         };
-        let mut next_reconcile = started + self.options.reconcile_every;
+        let mut next_reconcile = started + self.reconcile_every(&limited);
         let mut failures = 0u32;
         let mut retry_at: Option<Instant> = None;
         let mut watched = RootIdentity::of(&self.root);
@@ -208,6 +236,15 @@ impl Watcher {
             {
                 Ok(Message::Stop) | Err(RecvTimeoutError::Disconnected) => return Ok(()),
                 Ok(Message::Event(event)) => {
+                    // A folder created later can meet the limit too.
+                    if let Err(e) = &event
+                        && is_limit(e)
+                        && limited.is_none()
+                    {
+                        self.limit(&mut limited, e);
+                        next_reconcile =
+                            next_reconcile.min(Instant::now() + self.reconcile_every(&limited));
+                    }
                     root_lost |= self.removes_root(&event);
                     if self.note(event, &mut pending) {
                         let now = Instant::now();
@@ -225,27 +262,39 @@ impl Watcher {
                 if let Some(current) = RootIdentity::of(&self.root)
                     && (root_lost || watched.as_ref() != Some(&current))
                 {
-                    if let Some(old) = &watched {
+                    if let (Some(old), Some(fs)) = (&watched, fs.as_mut()) {
                         // Gone with the old folder, usually; an error only says so.
                         let _ = fs.unwatch(&old.canonical);
                     }
-                    match fs.watch(&current.canonical, RecursiveMode::Recursive) {
-                        Ok(()) => {
-                            log::info!(
-                                "{} now names {}; watching it and syncing",
-                                self.root.display(),
-                                current.canonical.display()
-                            );
-                            self.canonical_root = current.canonical.clone();
-                            watched = Some(current);
-                            root_lost = false;
-                            pending.mark_all();
-                            burst.first.get_or_insert(now);
-                            burst.last = now;
-                            self.publish_pending(&pending);
+                    let rewatched = match fs.as_mut() {
+                        Some(fs) => fs.watch(&current.canonical, RecursiveMode::Recursive),
+                        None => Ok(()),
+                    };
+                    let accepted = match rewatched {
+                        Ok(()) => true,
+                        Err(e) if is_limit(&e) => {
+                            self.limit(&mut limited, &e);
+                            true
                         }
                         // Tried again at the next check.
-                        Err(e) => log::warn!("cannot watch {}: {e}", current.canonical.display()),
+                        Err(e) => {
+                            log::warn!("cannot watch {}: {e}", current.canonical.display());
+                            false
+                        }
+                    };
+                    if accepted {
+                        log::info!(
+                            "{} now names {}; watching it and syncing",
+                            self.root.display(),
+                            current.canonical.display()
+                        );
+                        self.canonical_root = current.canonical.clone();
+                        watched = Some(current);
+                        root_lost = false;
+                        pending.mark_all();
+                        burst.first.get_or_insert(now);
+                        burst.last = now;
+                        self.publish_pending(&pending);
                     }
                 }
             }
@@ -263,7 +312,7 @@ impl Watcher {
                 Ok(report) => {
                     failures = 0;
                     retry_at = None;
-                    next_reconcile = Instant::now() + self.options.reconcile_every;
+                    next_reconcile = Instant::now() + self.reconcile_every(&limited);
                     self.publish_sync(&report, &pending);
                 }
                 Err(CoreError::Cancelled) if self.cancel.load(Ordering::SeqCst) => return Ok(()),
@@ -323,6 +372,33 @@ impl Watcher {
                     | notify::EventKind::Modify(notify::event::ModifyKind::Name(_))
             ) && e.paths.iter().any(|p| p == &self.canonical_root)
         })
+    }
+
+    /// How long until the next full sync without events: the scan interval once
+    /// notifications are limited.
+    fn reconcile_every(&self, limited: &Option<String>) -> Duration {
+        match limited {
+            Some(_) => self.options.scan_every.min(self.options.reconcile_every),
+            None => self.options.reconcile_every,
+        }
+    }
+
+    /// Records, once, that some changes are found only by scanning, and says so.
+    fn limit(&self, limited: &mut Option<String>, e: &notify::Error) {
+        if limited.is_some() {
+            return;
+        }
+        let reason = format!(
+            "{e}: changes under {} are found by a full scan every {} s instead of as they \
+             happen; raise the limit (on Linux: sysctl fs.inotify.max_user_watches, \
+             fs.inotify.max_user_instances) to follow them",
+            self.root.display(),
+            self.reconcile_every(&Some(String::new())).as_secs()
+        );
+        log::warn!("{reason}");
+        self.status
+            .update(|s| s.notifications_limited = Some(reason.clone()));
+        *limited = Some(reason);
     }
 
     fn notify_error(&self, source: notify::Error) -> WatchError {
