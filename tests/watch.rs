@@ -122,6 +122,16 @@ fn spawn_watch_with(docs: &Path, index: &Path, more: &[&str]) -> Running {
     }
 }
 
+/// Sends SIGTERM to the running `watch`, as a service manager stops it.
+fn send_sigterm(watch: &Running) {
+    let pid = watch.child.id().to_string();
+    let status = std::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
 /// Waits until the watched index equals a fresh index of `docs`; panics after `limit`.
 fn assert_converges(docs: &Path, watched: &Path, fresh: &Path, limit: Duration) {
     if fresh.exists() {
@@ -221,14 +231,7 @@ fn watch_converges_to_sync_after_bursts_of_changes() {
     assert_eq!(watching["watch"]["generation"], watching["generation"]);
 
     // SIGTERM: a clean stop with exit code 0.
-    let pid = watch.child.id().to_string();
-    assert!(
-        std::process::Command::new("kill")
-            .args(["-TERM", &pid])
-            .status()
-            .unwrap()
-            .success()
-    );
+    send_sigterm(&watch);
     let status =
         wait_for(Duration::from_secs(20), || watch.child.try_wait().unwrap()).expect("watch stops");
     assert_eq!(status.code(), Some(0));
@@ -399,14 +402,7 @@ fn past_the_watch_limit_watch_scans_instead_of_stopping() {
         "watch is still running"
     );
 
-    let pid = watch.child.id().to_string();
-    assert!(
-        std::process::Command::new("kill")
-            .args(["-TERM", &pid])
-            .status()
-            .unwrap()
-            .success()
-    );
+    send_sigterm(&watch);
     let mut stderr = String::new();
     use std::io::Read;
     watch
