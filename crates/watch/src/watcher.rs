@@ -378,9 +378,14 @@ impl Watcher {
     /// notifications are limited.
     fn reconcile_every(&self, limited: &Option<String>) -> Duration {
         match limited {
-            Some(_) => self.options.scan_every.min(self.options.reconcile_every),
+            Some(_) => self.scan_every(),
             None => self.options.reconcile_every,
         }
+    }
+
+    /// The interval of full syncs while notifications are limited.
+    fn scan_every(&self) -> Duration {
+        self.options.scan_every.min(self.options.reconcile_every)
     }
 
     /// Records, once, that some changes are found only by scanning, and says so.
@@ -393,7 +398,7 @@ impl Watcher {
              happen; raise the limit (on Linux: sysctl fs.inotify.max_user_watches, \
              fs.inotify.max_user_instances) to follow them",
             self.root.display(),
-            self.reconcile_every(&Some(String::new())).as_secs()
+            self.scan_every().as_secs()
         );
         log::warn!("{reason}");
         self.status
