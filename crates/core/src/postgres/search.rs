@@ -47,12 +47,11 @@ impl RagIndex {
             if synced == 0 {
                 return Ok(Vec::new());
             }
-            let all_keys: BTreeSet<String> = view.metadata_keys()?.into_iter().collect();
             check_filter_keys(
                 &request.filter,
                 &mut ViewKeys {
                     view: &mut *view,
-                    all_keys: &all_keys,
+                    all_keys: None,
                     held_labels: &filter.held_labels,
                 },
             )?;
@@ -208,17 +207,22 @@ fn pg_filter(request: &SearchRequest) -> PgFilter {
 }
 
 /// The metadata keys of the collections read that one caller may see. The collections list
-/// every key their chunks ever had; whether a visible chunk has one is asked only for the keys
-/// a filter names (stopping at the first such chunk), and the full list only for an error.
+/// every key their chunks ever had, read once and only when a filter names a key (a search
+/// without one reads nothing here); whether a visible chunk has a key is asked only for the
+/// keys a filter names (stopping at the first such chunk), and the full list only for an error.
 struct ViewKeys<'v, 'a, 't> {
     view: &'v mut PgView<'a, 't>,
-    all_keys: &'v BTreeSet<String>,
+    all_keys: Option<BTreeSet<String>>,
     held_labels: &'v [String],
 }
 
 impl VisibleKeys for ViewKeys<'_, '_, '_> {
     fn has(&mut self, key: &str) -> Result<bool> {
-        if !self.all_keys.contains(key) {
+        let all_keys = match &mut self.all_keys {
+            Some(keys) => keys,
+            empty => empty.insert(self.view.metadata_keys()?.into_iter().collect()),
+        };
+        if !all_keys.contains(key) {
             return Ok(false);
         }
         Ok(self.view.has_visible_metadata_key(key, self.held_labels)?)
