@@ -84,7 +84,7 @@ fn mutate(rng: &mut fastrand::Rng, docs: &Path, pool: &[PathBuf], serial: usize)
     let op = if existing.is_empty() {
         0
     } else {
-        rng.usize(..9)
+        rng.usize(..10)
     };
     match op {
         0 => {
@@ -150,6 +150,45 @@ fn mutate(rng: &mut fastrand::Rng, docs: &Path, pool: &[PathBuf], serial: usize)
             let to = format!("copy-{serial}.md");
             std::fs::copy(docs.join(&rel), docs.join(&to)).unwrap();
             format!("duplicate {rel} -> {to}")
+        }
+        8 => {
+            // Other bytes, same size, and the mtime it had (as `cp -p`, `tar x` or `touch -r`
+            // leave a file): must count as a change. With no such file yet, one is set back, for
+            // a later draw to rewrite once a sync has recorded it settled.
+            let settled = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_600_000_000);
+            let is_settled = |rel: &String| {
+                std::fs::metadata(docs.join(rel))
+                    .unwrap()
+                    .modified()
+                    .unwrap()
+                    == settled
+            };
+            let settled_files: Vec<&String> = existing.iter().filter(|r| is_settled(r)).collect();
+            let rel = match settled_files.is_empty() {
+                true => pick(rng),
+                false => settled_files[rng.usize(..settled_files.len())].clone(),
+            };
+            let path = docs.join(&rel);
+            let set_back = || {
+                std::fs::File::options()
+                    .write(true)
+                    .open(&path)
+                    .unwrap()
+                    .set_modified(settled)
+                    .unwrap()
+            };
+            if !is_settled(&rel) {
+                set_back();
+                return format!("set the mtime of {rel} back");
+            }
+            let mut bytes = std::fs::read(&path).unwrap();
+            let Some(at) = bytes.iter().rposition(u8::is_ascii_alphabetic) else {
+                return format!("nothing to rewrite in {rel}");
+            };
+            bytes[at] ^= 0x20; // swaps the letter's case
+            std::fs::write(&path, bytes).unwrap();
+            set_back();
+            format!("rewrite {rel} keeping its size and mtime")
         }
         _ => {
             // Same bytes, new mtime: must not count as a change.

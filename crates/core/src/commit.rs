@@ -134,6 +134,7 @@ impl RagIndex {
                     mtime_ns: file.stat.mtime_ns,
                     content_hash: file.content_hash.clone(),
                     chunk_ids: file.chunks.iter().map(|c| c.id.clone()).collect(),
+                    stamp: file.stat.stamp,
                 },
             )?;
         }
@@ -150,7 +151,12 @@ impl RagIndex {
             for id in &record.chunk_ids {
                 if let Some(mut chunk) = snapshot.chunk(id)? {
                     let mut metadata = provenance::metadata_of(&chunk);
+                    let before = metadata.clone();
                     provenance::stamp_source(&mut metadata, &source);
+                    // Only the stamp moved (a chmod, a copy back): the record stays as it is.
+                    if metadata == before {
+                        continue;
+                    }
                     chunk.metadata_json = serde_json::Value::Object(metadata).to_string();
                     write.put_chunk(id, &chunk)?;
                     metadata_changed = true;

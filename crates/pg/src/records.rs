@@ -13,6 +13,9 @@ pub struct PgFile {
     pub content_hash: String,
     /// IDs of the file's chunks, in order.
     pub chunk_ids: Vec<String>,
+    /// Status-change time (nanoseconds) and inode when last indexed; `None` where the
+    /// platform has none, and in rows written before schema version 4.
+    pub stamp: Option<(i64, i64)>,
 }
 
 /// A live chunk.

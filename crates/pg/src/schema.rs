@@ -7,7 +7,7 @@ use crate::PgError;
 use crate::store::query_error;
 
 /// The newest schema version this build knows.
-pub const SCHEMA_VERSION: i32 = 3;
+pub const SCHEMA_VERSION: i32 = 4;
 
 /// Serialises concurrent migrations across processes (a transaction-level advisory lock).
 const MIGRATION_LOCK: i64 = 0x7261_6769_6478_0001;
@@ -133,6 +133,13 @@ const V3: &str = r#"
 ALTER TABLE rag_index.chunks SET (fillfactor = 75);
 "#;
 
+/// Version 4: the manifest keeps each file's status-change time and inode, so a file rewritten
+/// with its size kept and its modification time set back is read again. Rows from before have
+/// none: their files are hashed once by the next sync, which records them.
+const V4: &str = r#"
+ALTER TABLE rag_index.files ADD COLUMN ctime_ns bigint, ADD COLUMN inode bigint;
+"#;
+
 /// Creates or migrates the schema; safe when several processes do it at once.
 pub(crate) fn migrate(client: &mut Client, server: &str) -> Result<(), PgError> {
     let err = |action| move |e| query_error(action, server, e);
@@ -176,6 +183,14 @@ pub(crate) fn migrate(client: &mut Client, server: &str) -> Result<(), PgError> 
             .map_err(err("schema version"))?;
         if found >= 1 {
             log::info!("migrated the rag_index schema on {server} to version 3");
+        }
+    }
+    if found < 4 {
+        txn.batch_execute(V4).map_err(err("schema version 4"))?;
+        txn.execute("INSERT INTO rag_index.schema_version VALUES (4)", &[])
+            .map_err(err("schema version"))?;
+        if found >= 1 {
+            log::info!("migrated the rag_index schema on {server} to version 4");
         }
     }
     txn.commit().map_err(err("migration commit"))

@@ -34,13 +34,17 @@ pub struct PgView<'a, 't> {
     ids: Vec<i64>,
 }
 
-/// A manifest row whose columns 1-3 are size, mtime_ns and content_hash.
+/// A manifest row whose columns 1-3 are size, mtime_ns and content_hash, and 5-6 ctime_ns and
+/// inode.
 fn file_from(row: &Row, chunk_ids: Vec<String>) -> PgFile {
+    let ctime_ns: Option<i64> = row.get(5);
+    let inode: Option<i64> = row.get(6);
     PgFile {
         size: row.get::<_, i64>(1) as u64,
         mtime_ns: row.get(2),
         content_hash: row.get(3),
         chunk_ids,
+        stamp: ctime_ns.zip(inode),
     }
 }
 
@@ -188,7 +192,8 @@ impl<'a, 't> PgView<'a, 't> {
         let rows = self
             .txn
             .query(
-                "SELECT path, size, mtime_ns, content_hash, chunk_ids FROM rag_index.files \
+                "SELECT path, size, mtime_ns, content_hash, chunk_ids, ctime_ns, inode \
+                 FROM rag_index.files \
                  WHERE collection = $1 ORDER BY path",
                 &[&id],
             )
@@ -223,8 +228,8 @@ impl<'a, 't> PgView<'a, 't> {
         let rows = self
             .txn
             .query(
-                "SELECT path, size, mtime_ns, content_hash, cardinality(chunk_ids) \
-                 FROM rag_index.files WHERE collection = $1",
+                "SELECT path, size, mtime_ns, content_hash, cardinality(chunk_ids), ctime_ns, \
+                 inode FROM rag_index.files WHERE collection = $1",
                 &[&id],
             )
             .map_err(self.err("manifest read"))?;

@@ -95,21 +95,35 @@ fn put_files(
         .collect();
     let mtimes: Vec<i64> = files.iter().map(|(_, f)| f.mtime_ns).collect();
     let hashes: Vec<&str> = files.iter().map(|(_, f)| f.content_hash.as_str()).collect();
+    let ctimes: Vec<Option<i64>> = files.iter().map(|(_, f)| f.stamp.map(|s| s.0)).collect();
+    let inodes: Vec<Option<i64>> = files.iter().map(|(_, f)| f.stamp.map(|s| s.1)).collect();
     // Arrays of arrays must be rectangular in PostgreSQL: each file's IDs travel as JSON.
     let ids: Vec<Value> = files
         .iter()
         .map(|(_, f)| Value::from(f.chunk_ids.clone()))
         .collect();
     txn.execute(
-        "INSERT INTO rag_index.files (collection, path, size, mtime_ns, content_hash, chunk_ids) \
+        "INSERT INTO rag_index.files \
+         (collection, path, size, mtime_ns, content_hash, chunk_ids, ctime_ns, inode) \
          SELECT $1, f.path, f.size, f.mtime_ns, f.content_hash, \
-                ARRAY(SELECT jsonb_array_elements_text(f.ids)) \
-         FROM unnest($2::text[], $3::bigint[], $4::bigint[], $5::text[], $6::jsonb[]) \
-              AS f(path, size, mtime_ns, content_hash, ids) \
+                ARRAY(SELECT jsonb_array_elements_text(f.ids)), f.ctime_ns, f.inode \
+         FROM unnest($2::text[], $3::bigint[], $4::bigint[], $5::text[], $6::jsonb[], \
+                     $7::bigint[], $8::bigint[]) \
+              AS f(path, size, mtime_ns, content_hash, ids, ctime_ns, inode) \
          ON CONFLICT (collection, path) DO UPDATE SET \
          size = EXCLUDED.size, mtime_ns = EXCLUDED.mtime_ns, \
-         content_hash = EXCLUDED.content_hash, chunk_ids = EXCLUDED.chunk_ids",
-        &[&collection, &paths, &sizes, &mtimes, &hashes, &ids],
+         content_hash = EXCLUDED.content_hash, chunk_ids = EXCLUDED.chunk_ids, \
+         ctime_ns = EXCLUDED.ctime_ns, inode = EXCLUDED.inode",
+        &[
+            &collection,
+            &paths,
+            &sizes,
+            &mtimes,
+            &hashes,
+            &ids,
+            &ctimes,
+            &inodes,
+        ],
     )
 }
 

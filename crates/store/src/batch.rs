@@ -8,7 +8,9 @@ use redb::{ReadableTableMetadata, WriteTransaction};
 
 use crate::Result;
 use crate::error::guarded;
-use crate::records::{ChunkRecord, FileRecord, IndexMeta, decode, encode, vector_bytes};
+use crate::records::{
+    ChunkRecord, FileRecord, IndexMeta, decode, encode, encode_file, vector_bytes,
+};
 use crate::snapshot::{read_chunks, read_embedding, read_meta};
 use crate::tables::{CHUNKS, EMBEDDINGS, FILES, META, META_KEY, POINTS};
 
@@ -46,7 +48,7 @@ impl WriteBatch {
     pub fn put_file(&mut self, path: &str, record: &FileRecord) -> Result<()> {
         self.guard_mut(|txn| {
             txn.open_table(FILES)?
-                .insert(path, encode(record).as_slice())?;
+                .insert(path, encode_file(record).as_slice())?;
             Ok(())
         })
     }

@@ -66,6 +66,21 @@ pub struct FileRecord {
     pub content_hash: String,
     /// IDs of the file's chunks, in order.
     pub chunk_ids: Vec<String>,
+    /// The file's status-change time and inode when last indexed, where the platform has them.
+    /// Encoded after the fields above, so a manifest entry written without it (older indexes)
+    /// still decodes, as `None`, and a reader that predates it ignores it.
+    #[serde(skip)]
+    pub stamp: Option<FileStamp>,
+}
+
+/// What says a file was rewritten when its size and modification time were kept: the ctime,
+/// which no program can set back, and the inode, which a replace-by-rename changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileStamp {
+    /// Status-change time, nanoseconds since the Unix epoch.
+    pub ctime_ns: i128,
+    /// Inode number.
+    pub inode: u64,
 }
 
 /// A live chunk, exactly as embedded, with its provenance.
@@ -121,6 +136,27 @@ pub(crate) fn decode<T: DeserializeOwned>(
     bincode::serde::decode_from_slice(bytes, bincode::config::standard())
         .map(|(value, _)| value)
         .map_err(|e| bad_record(path, table, key, e.to_string()))
+}
+
+/// A manifest entry's bytes: the record, then its stamp when it has one.
+pub(crate) fn encode_file(record: &FileRecord) -> Vec<u8> {
+    let mut bytes = encode(record);
+    if let Some(stamp) = &record.stamp {
+        bytes.extend(encode(stamp));
+    }
+    bytes
+}
+
+pub(crate) fn decode_file(path: &Path, key: &str, bytes: &[u8]) -> Result<FileRecord, StoreError> {
+    let config = bincode::config::standard();
+    let bad = |e: bincode::error::DecodeError| bad_record(path, "files", key, e.to_string());
+    let (mut record, used): (FileRecord, usize) =
+        bincode::serde::decode_from_slice(bytes, config).map_err(bad)?;
+    if used < bytes.len() {
+        let (stamp, _) = bincode::serde::decode_from_slice(&bytes[used..], config).map_err(bad)?;
+        record.stamp = Some(stamp);
+    }
+    Ok(record)
 }
 
 /// Vectors are stored as little-endian f32, explicitly, so the file is portable.

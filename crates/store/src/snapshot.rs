@@ -6,7 +6,9 @@ use std::sync::Arc;
 use redb::{ReadTransaction, ReadableTable, ReadableTableMetadata};
 
 use crate::error::{StoreError, guarded};
-use crate::records::{ChunkRecord, Counts, FileRecord, IndexMeta, decode, vector_from_bytes};
+use crate::records::{
+    ChunkRecord, Counts, FileRecord, IndexMeta, decode, decode_file, vector_from_bytes,
+};
 use crate::tables::{CHUNKS, EMBEDDINGS, FILES, META, META_KEY, POINTS};
 use crate::{FORMAT_VERSION, Result};
 
@@ -79,7 +81,7 @@ impl Snapshot {
             let table = self.txn.open_table(FILES)?;
             table
                 .get(path)?
-                .map(|v| decode(&self.path, "files", path, v.value()))
+                .map(|v| decode_file(&self.path, path, v.value()))
                 .transpose()
         })
     }
@@ -92,7 +94,7 @@ impl Snapshot {
             for entry in table.iter()? {
                 let (k, v) = entry?;
                 let key = k.value().to_owned();
-                let record = decode(&self.path, "files", &key, v.value())?;
+                let record = decode_file(&self.path, &key, v.value())?;
                 out.push((key, record));
             }
             Ok(out)

@@ -86,6 +86,7 @@ impl RagIndex {
                 mtime_ns: file.stat.mtime_ns,
                 content_hash: file.content_hash.clone(),
                 chunk_ids: file.chunks.iter().map(|c| c.id.clone()).collect(),
+                stamp: file.stat.stamp,
             };
             commit.put_files.push((file.path.clone(), pg_file(&record)));
         }
@@ -112,7 +113,12 @@ impl RagIndex {
             };
             for id in &record.chunk_ids {
                 if let Some(mut chunk) = touched_chunks.remove(id) {
+                    let before = chunk.metadata.clone();
                     provenance::stamp_source(&mut chunk.metadata, &source);
+                    // Only the stamp moved (a chmod, a copy back): the row stays as it is.
+                    if chunk.metadata == before {
+                        continue;
+                    }
                     commit
                         .put_metadata
                         .push((chunk.id, chunk.metadata, chunk.labels));

@@ -33,6 +33,10 @@ pub(crate) fn file_record(file: PgFile) -> FileRecord {
         mtime_ns: i128::from(file.mtime_ns),
         content_hash: file.content_hash,
         chunk_ids: file.chunk_ids,
+        stamp: file.stamp.map(|(ctime_ns, inode)| rag_store::FileStamp {
+            ctime_ns: i128::from(ctime_ns),
+            inode: inode as u64,
+        }),
     }
 }
 
@@ -42,6 +46,11 @@ pub(crate) fn pg_file(record: &FileRecord) -> PgFile {
         mtime_ns: i64::try_from(record.mtime_ns).unwrap_or(i64::MAX),
         content_hash: record.content_hash.clone(),
         chunk_ids: record.chunk_ids.clone(),
+        // bigint columns: a ctime past 2262 is recorded as none, which costs a re-hash only;
+        // an inode past i64 keeps its bits.
+        stamp: record
+            .stamp
+            .and_then(|stamp| Some((i64::try_from(stamp.ctime_ns).ok()?, stamp.inode as i64))),
     }
 }
 

@@ -3,7 +3,7 @@
 
 use std::time::UNIX_EPOCH;
 
-use rag_store::FileRecord;
+use rag_store::{FileRecord, FileStamp};
 
 use super::set_aside::{ConvertingGuard, SetAside};
 use crate::folder_file::{FolderReadError, io_reason, read_folder_file};
@@ -18,6 +18,9 @@ pub(crate) struct Stat {
     pub mtime_ns: i128,
     /// The file's real modification time, for provenance.
     pub modified_ns: i128,
+    /// Status-change time and inode, where the platform has them: a file rewritten with its
+    /// size kept and its mtime set back (`cp -p`, `tar x`, `touch -r`) still shows as changed.
+    pub stamp: Option<FileStamp>,
 }
 
 impl Stat {
@@ -31,12 +34,28 @@ impl Stat {
             size: meta.len(),
             mtime_ns,
             modified_ns: mtime_ns,
+            stamp: stamp_of(meta),
         }
     }
 }
 
-/// Marks a stat as untrustworthy so the next sync re-hashes the file: a file written within the
-/// filesystem's timestamp granularity of our read could change again without changing its mtime.
+#[cfg(unix)]
+fn stamp_of(meta: &std::fs::Metadata) -> Option<FileStamp> {
+    use std::os::unix::fs::MetadataExt;
+    Some(FileStamp {
+        ctime_ns: i128::from(meta.ctime()) * 1_000_000_000 + i128::from(meta.ctime_nsec()),
+        inode: meta.ino(),
+    })
+}
+
+#[cfg(not(unix))]
+fn stamp_of(_meta: &std::fs::Metadata) -> Option<FileStamp> {
+    None
+}
+
+/// Marks a recorded time as untrustworthy so the next sync re-hashes the file: a file written
+/// within the filesystem's timestamp granularity of our read could change again without changing
+/// its mtime or ctime.
 const RACY_MTIME: i128 = -1;
 const RACY_WINDOW_NS: i128 = 2_000_000_000;
 
@@ -117,6 +136,7 @@ impl RagIndex {
             && !relabel
             && prev.size == before.size
             && prev.mtime_ns == before.mtime_ns
+            && prev.stamp == before.stamp
         {
             return Outcome::Unchanged;
         }
@@ -145,14 +165,24 @@ impl RagIndex {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Outcome::Vanished,
             Err(e) => return Outcome::Failed(io_reason(&e)),
         }
+        // Each time is marked on its own: the mtime stays true for the health report's
+        // staleness when only the ctime is recent (a file whose mtime was just set back).
+        let racy = |ns: i128| scan.now_ns - ns < RACY_WINDOW_NS;
         let stat = Stat {
-            size: before.size,
-            mtime_ns: if scan.now_ns - before.mtime_ns < RACY_WINDOW_NS {
+            mtime_ns: if racy(before.mtime_ns) {
                 RACY_MTIME
             } else {
                 before.mtime_ns
             },
-            modified_ns: before.mtime_ns,
+            stamp: before.stamp.map(|stamp| FileStamp {
+                ctime_ns: if racy(stamp.ctime_ns) {
+                    RACY_MTIME
+                } else {
+                    stamp.ctime_ns
+                },
+                ..stamp
+            }),
+            ..before
         };
         let content_hash = blake3::hash(&bytes).to_hex().to_string();
         if let Some(prev) = previous
@@ -165,6 +195,7 @@ impl RagIndex {
                     mtime_ns: stat.mtime_ns,
                     content_hash,
                     chunk_ids: prev.chunk_ids.clone(),
+                    stamp: stat.stamp,
                 },
                 stat,
             );

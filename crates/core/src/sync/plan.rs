@@ -203,6 +203,7 @@ mod tests {
             mtime_ns: 1,
             content_hash: "h".into(),
             chunk_ids: ids.iter().map(|s| s.to_string()).collect(),
+            stamp: None,
         }
     }
 
@@ -227,6 +228,7 @@ mod tests {
                 size: 2,
                 mtime_ns: 2,
                 modified_ns: 2,
+                stamp: None,
             },
             content_hash: "h2".into(),
             chunks: ids.iter().map(|id| chunk(id)).collect(),
