@@ -230,6 +230,66 @@ fn labels_and_filters_never_leak() {
     );
 }
 
+/// Ranked `(chunk ID, score)` of `query` for a caller holding `labels`.
+fn ranking(index: &RagIndex, query: &str, labels: &[&str], mode: SearchMode) -> Vec<(String, f32)> {
+    let request = SearchRequest::new(query, Access::labels(labels.iter().copied()).unwrap())
+        .k(10)
+        .mode(mode);
+    index
+        .search_with(&request)
+        .unwrap()
+        .into_iter()
+        .map(|hit| (hit.chunk.chunk_id, hit.score))
+        .collect()
+}
+
+#[test]
+fn chunks_hidden_from_a_caller_move_none_of_its_scores() {
+    // Two folders alike but for the words of the finance-only page: what a caller without the
+    // label is shown must be the same in both, or its scores say which words hidden pages hold.
+    let decoy = "The confidential lunch menu for the Quibble cafeteria is posted every Monday.";
+    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let mut indexes = Vec::new();
+    for (work, secret) in [(&a, SECRET), (&b, decoy)] {
+        let docs = work.path().join("docs");
+        labelled_folder(&docs);
+        let page = std::fs::read_to_string(docs.join("secret/pricing.md")).unwrap();
+        std::fs::write(docs.join("secret/pricing.md"), page.replace(SECRET, secret)).unwrap();
+        let index = open(&work.path().join("index"));
+        sync_in_process(&index, &docs);
+        indexes.push(index);
+    }
+    let probes = [
+        "supplier price per node",
+        "gateway price",
+        "confidential rate limit price per node",
+        "retry attempts gateway",
+    ];
+    for query in probes {
+        for labels in [&[][..], &["legal"][..], &["hr", "legal"][..]] {
+            for mode in [SearchMode::Lexical, SearchMode::Hybrid] {
+                let seen = ranking(&indexes[0], query, labels, mode);
+                assert!(!seen.is_empty(), "{query:?} {labels:?}");
+                assert_eq!(
+                    seen,
+                    ranking(&indexes[1], query, labels, mode),
+                    "{query:?} as {labels:?} ({mode:?}): a hidden page moved what it sees"
+                );
+            }
+        }
+    }
+    // The finance label sees the page, and there the words make the difference.
+    let finance = |index: &RagIndex| {
+        ranking(
+            index,
+            "supplier price per node",
+            &["finance"],
+            SearchMode::Lexical,
+        )
+    };
+    assert_ne!(finance(&indexes[0]), finance(&indexes[1]));
+}
+
 #[test]
 fn a_label_change_applies_in_one_sync_without_embedding() {
     let (_work, docs, index) = indexed_pages(&[

@@ -81,6 +81,20 @@ impl PointTable {
         filter.is_empty() && !self.labelled
     }
 
+    /// Whether `access` may see every live point.
+    pub fn all_visible_to(&self, access: &Access) -> bool {
+        self.keys_by_labels
+            .keys()
+            .all(|labels| access.may_see(labels))
+    }
+
+    /// Whether `point` is live and visible to `access`, whatever a filter says.
+    pub fn visible(&self, point: u64, access: &Access) -> bool {
+        self.facts
+            .get(&point)
+            .is_some_and(|f| access.may_see(&f.labels))
+    }
+
     /// Whether `point` is live, visible to `access` and meets `filter`.
     pub fn allows(&self, point: u64, access: &Access, filter: &Filter) -> bool {
         self.facts.get(&point).is_some_and(|f| {

@@ -6,6 +6,8 @@
 //! list and fuses them. Every candidate is mapped through the searcher's store snapshot, so only
 //! live chunks of exactly that commit are returned, each once, and only those the caller may see.
 
+use rag_lexical::Scope;
+
 use crate::chunk::{Hit, SignalRank, Signals};
 use crate::fusion::fuse;
 use crate::lexical::LexicalView;
@@ -67,9 +69,25 @@ impl RagIndex {
             Some(p) if !p.passes_all(&request.filter) => Some(&check),
             _ => None,
         };
+        // BM25 counts its statistics over the chunks the caller may see when that is not all of
+        // them: a hidden chunk holding a word would otherwise move the scores and the order of
+        // the visible ones, and so tell the caller it exists.
+        let visible = |point: u64| points.is_some_and(|p| p.visible(point, &request.access));
+        // Names what `visible` accepts for as long as the lexical handle lives: the labels held
+        // and the version of the labels the points carry.
+        let scope_key = format!(
+            "{}/{}/{}",
+            searcher.generation,
+            searcher.epoch,
+            request.access.held().collect::<Vec<_>>().join("\n")
+        );
+        let scope = match points {
+            Some(p) if !p.all_visible_to(&request.access) => Some(Scope::new(&scope_key, &visible)),
+            _ => None,
+        };
         let k = request.k;
         let wanted = wanted(request);
-        let ranked = self.ranked(&searcher, request, wanted, allow, query_vector)?;
+        let ranked = self.ranked(&searcher, request, wanted, (allow, scope), query_vector)?;
         // The signals already applied the check; `hits` applies it again, a second lock.
         let mut hits = searcher.hits(
             ranked
@@ -96,7 +114,7 @@ impl RagIndex {
         searcher: &Searcher,
         request: &SearchRequest,
         wanted: usize,
-        allow: Allow<'_>,
+        (allow, scope): (Allow<'_>, Option<Scope<'_>>),
         query_vector: Option<QueryVector>,
     ) -> Result<Vec<(u64, f32, Signals)>> {
         // One view for the whole request, even if a retry replaces it meanwhile.
@@ -132,7 +150,7 @@ impl RagIndex {
             }
             SearchMode::Lexical => {
                 let lexical =
-                    lexical_candidates(searcher, &lexical, &request.query, wanted, allow)?;
+                    lexical_candidates(searcher, &lexical, &request.query, wanted, (allow, scope))?;
                 single(&lexical, |rank| Signals {
                     dense: None,
                     lexical: Some(rank),
@@ -145,7 +163,10 @@ impl RagIndex {
                 // BM25 needs no vector: it runs while the query is embedded.
                 let (dense, lexical) = rayon::join(
                     || self.dense_candidates(searcher, request, depth, allow, query_vector),
-                    || lexical_candidates(searcher, &lexical, &request.query, depth, allow),
+                    || {
+                        let filters = (allow, scope);
+                        lexical_candidates(searcher, &lexical, &request.query, depth, filters)
+                    },
                 );
                 let (dense, lexical) = (dense?, lexical?);
                 let mut fused = fuse(&dense, &lexical, request.fusion);
@@ -203,13 +224,13 @@ fn lexical_candidates(
     lexical: &LexicalView,
     query: &str,
     n: usize,
-    allow: Allow<'_>,
+    (allow, scope): (Allow<'_>, Option<Scope<'_>>),
 ) -> Result<Ranked> {
     let Some(lexical) = lexical.handle() else {
         return Ok(Vec::new());
     };
     let mut out = Vec::new();
-    for hit in lexical.search(query, n, allow)? {
+    for hit in lexical.search_within(query, n, allow, scope)? {
         let live = searcher.snapshot.chunk_id_for_point(hit.point)?;
         if live.as_deref() == Some(hit.chunk_id.as_str()) {
             out.push((hit.point, hit.score));

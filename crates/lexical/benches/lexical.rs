@@ -1,17 +1,28 @@
 //! Indexes the Traefik docs' paragraphs (x5, ~20k docs) and prints build, incremental commit,
-//! query latency and disk size. Run with `cargo bench -p rag-lexical`.
+//! query latency and disk size, and what counting BM25's statistics over one caller's scope
+//! costs beside the index-wide statistics. Run with `cargo bench -p rag-lexical`;
+//! `RAG_LEXICAL_BENCH_COPIES=250` makes it ~1M docs.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use rag_lexical::{LexicalDoc, LexicalIndex};
+use std::collections::HashMap;
+
+use rag_lexical::{LexicalDoc, LexicalIndex, Scope};
 
 const CORPUS: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/../../../shared/corpora/traefik/docs"
 );
 const COPIES: usize = 5;
+
+fn copies() -> usize {
+    std::env::var("RAG_LEXICAL_BENCH_COPIES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(COPIES)
+}
 
 fn paragraphs() -> Vec<(String, String)> {
     let root = Path::new(CORPUS);
@@ -56,7 +67,8 @@ fn ms(d: Duration) -> String {
 fn main() {
     let base = paragraphs();
     // Copies get their own chunk IDs and points; their text is the same, as for duplicated files.
-    let docs: Vec<(String, u64, &str, &str)> = (0..COPIES)
+    let copies = copies();
+    let docs: Vec<(String, u64, &str, &str)> = (0..copies)
         .flat_map(|_| base.iter())
         .enumerate()
         .map(|(point, (path, text))| {
@@ -136,8 +148,36 @@ fn main() {
     }
     let filtered = start.elapsed() / queries.len() as u32;
 
+    // A caller who may not see 2% of the docs, looked up in a map as the core's point table
+    // does: the same allow filter, searched with index-wide and with scoped statistics.
+    let hidden: HashMap<u64, bool> = docs
+        .iter()
+        .map(|(_, point, _, _)| (*point, point % 50 == 7))
+        .collect();
+    let visible = |p: u64| hidden.get(&p).is_some_and(|h| !h);
+    let scope = Scope::new("bench", &visible);
+    let start = Instant::now();
+    std::hint::black_box(
+        index
+            .search_within(&queries[0], 10, Some(&visible), Some(scope))
+            .expect("search"),
+    );
+    let first_scoped = start.elapsed();
+    let mean = |scope: Option<Scope<'_>>| {
+        let start = Instant::now();
+        for q in &queries {
+            std::hint::black_box(
+                index
+                    .search_within(q, 10, Some(&visible), scope)
+                    .expect("search"),
+            );
+        }
+        start.elapsed() / queries.len() as u32
+    };
+    let (index_wide, scoped) = (mean(None), mean(Some(scope)));
+
     println!(
-        "| rag-lexical, {} docs ({} paragraphs x{COPIES}) | |",
+        "| rag-lexical, {} docs ({} paragraphs x{copies}) | |",
         docs.len(),
         base.len()
     );
@@ -150,6 +190,18 @@ fn main() {
     );
     println!("| query p99 | {} |", ms(times[times.len() * 99 / 100]));
     println!("| query mean with a 1% allow filter | {} |", ms(filtered));
+    println!(
+        "| query mean, 98% visible, index-wide statistics | {} |",
+        ms(index_wide)
+    );
+    println!(
+        "| query mean, 98% visible, statistics of what is visible | {} |",
+        ms(scoped)
+    );
+    println!(
+        "| first search of that scope (counts it per segment) | {} |",
+        ms(first_scoped)
+    );
     println!("| segments | {} |", index.num_segments());
     println!(
         "| disk size | {:.1} MiB |",

@@ -15,6 +15,7 @@ use crate::dir::{self, State};
 use crate::error::LexicalError;
 use crate::reader_dir::ReaderDirectory;
 use crate::schema::{self, Fields};
+use crate::statistics::{Scope, ScopeCache, ScopedStatistics};
 
 /// One search hit.
 #[derive(Clone, Debug, PartialEq)]
@@ -44,6 +45,8 @@ pub struct LexicalIndex {
     /// `None` when read-only. Inside, `None` after a writer had to be dropped (a failed
     /// rollback); the next [`LexicalIndex::writer`] opens a new one.
     pub(crate) writer: Option<Mutex<Option<IndexWriter>>>,
+    /// What each scope searched so far holds of each segment.
+    scopes: ScopeCache,
 }
 
 /// Runs `f`, turning a tantivy panic (which a damaged file can cause) into an error.
@@ -142,6 +145,7 @@ impl LexicalIndex {
             reader,
             view,
             writer,
+            scopes: ScopeCache::default(),
         };
         lexical.reload()?;
         Ok(lexical)
@@ -219,28 +223,59 @@ impl LexicalIndex {
         k: usize,
         allow: Option<&(dyn Fn(u64) -> bool + Sync)>,
     ) -> Result<Vec<LexicalHit>, LexicalError> {
+        self.search_within(query, k, allow, None)
+    }
+
+    /// As [`search`](Self::search), with BM25's statistics counted over the documents in
+    /// `scope` (the index's if `None`): a caller who may see only those gets scores, and an
+    /// order, that no document outside them affects. `allow` should accept no point `scope`
+    /// refuses. The first search of a scope takes a pass over the index's points (about 100 ms
+    /// at a million chunks), kept for later searches of the same scope.
+    pub fn search_within(
+        &self,
+        query: &str,
+        k: usize,
+        allow: Option<&(dyn Fn(u64) -> bool + Sync)>,
+        scope: Option<Scope<'_>>,
+    ) -> Result<Vec<LexicalHit>, LexicalError> {
         let terms: BTreeSet<String> = analyze(query).into_iter().collect();
         if terms.is_empty() || k == 0 {
             return Ok(Vec::new());
         }
-        let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::with_capacity(terms.len() * 2);
-        for term in &terms {
-            for field in [self.fields.text, self.fields.path] {
-                let term = Term::from_field_text(field, term);
-                clauses.push((
+        let fields = [self.fields.text, self.fields.path];
+        let terms: Vec<Term> = terms
+            .iter()
+            .flat_map(|term| fields.map(|field| Term::from_field_text(field, term)))
+            .collect();
+        let clauses: Vec<(Occur, Box<dyn Query>)> = terms
+            .iter()
+            .map(|term| -> (Occur, Box<dyn Query>) {
+                (
                     Occur::Should,
-                    Box::new(TermQuery::new(term, IndexRecordOption::WithFreqs)),
-                ));
-            }
-        }
+                    Box::new(TermQuery::new(term.clone(), IndexRecordOption::WithFreqs)),
+                )
+            })
+            .collect();
         let query = BooleanQuery::new(clauses);
         let searcher = self.view().searcher;
         let dir = &self.dir;
         guarded(dir, "searching", || {
             let tantivy = |e| LexicalError::tantivy(dir, e);
-            let weight = query
-                .weight(EnableScoring::enabled_from_searcher(&searcher))
-                .map_err(tantivy)?;
+            let scoped = match scope {
+                Some(scope) => Some(
+                    ScopedStatistics::count(&searcher, &self.scopes, &fields, &terms, scope)
+                        .map_err(tantivy)?,
+                ),
+                None => None,
+            };
+            if scoped.as_ref().is_some_and(ScopedStatistics::is_empty) {
+                return Ok(Vec::new());
+            }
+            let scoring = match &scoped {
+                Some(stats) => EnableScoring::enabled_from_statistics_provider(stats, &searcher),
+                None => EnableScoring::enabled_from_searcher(&searcher),
+            };
+            let weight = query.weight(scoring).map_err(tantivy)?;
             let best = top_k(&searcher, weight.as_ref(), k, allow).map_err(tantivy)?;
             best.into_iter()
                 .map(|c| {

@@ -19,6 +19,9 @@
 //!   commit and merge.
 //! - **Filtered search**: the caller's `allow(point)` runs inside the scan, so `k` allowed hits
 //!   come back whenever `k` allowed matching chunks exist.
+//! - **Scores from what the caller may see**: [`LexicalIndex::search_within`] counts BM25's
+//!   statistics (documents, mean length, document frequencies) over the caller's scope only,
+//!   so neither scores nor order tell a caller whether documents hidden from it hold a word.
 //! - **Analyzer for technical text** ([`TechTokenizer`]): identifiers are indexed whole and by
 //!   parts (`maxConcurrentStreams`, `--entrypoints.web.address`, `X-Forwarded-For`,
 //!   `snake_case_name`), prose is stemmed, numbers kept. Queries go through the same analyzer and
@@ -63,6 +66,7 @@ mod error;
 mod index;
 mod reader_dir;
 mod schema;
+mod statistics;
 mod writer;
 
 pub use analyzer::{
@@ -70,4 +74,5 @@ pub use analyzer::{
 };
 pub use error::LexicalError;
 pub use index::{LexicalHit, LexicalIndex};
+pub use statistics::Scope;
 pub use writer::{LexicalDoc, LexicalWriter};

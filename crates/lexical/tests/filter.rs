@@ -3,7 +3,7 @@
 mod common;
 
 use common::chunk_id;
-use rag_lexical::{LexicalDoc, LexicalIndex};
+use rag_lexical::{LexicalDoc, LexicalIndex, Scope};
 
 #[test]
 fn rare_allowed_points_still_fill_k() {
@@ -55,4 +55,108 @@ fn rare_allowed_points_still_fill_k() {
     );
     // Without a filter: k hits, the best-scoring ones.
     assert_eq!(index.search("router", 10, None).unwrap().len(), 10);
+}
+
+/// Builds an index of `visible` docs (points 0..) and `hidden` docs (points 1000..), across two
+/// commits (two segments).
+fn index_of(dir: &std::path::Path, visible: &[&str], hidden: &[&str]) -> LexicalIndex {
+    let index = LexicalIndex::open_or_create(dir).unwrap();
+    for (part, (texts, first)) in [(visible, 0u64), (hidden, 1000u64)].into_iter().enumerate() {
+        let mut batch = index.writer().unwrap();
+        for (n, text) in texts.iter().enumerate() {
+            let point = first + n as u64;
+            let id = chunk_id(point);
+            batch
+                .add(LexicalDoc {
+                    chunk_id: &id,
+                    point,
+                    text,
+                    path: "notes.md",
+                })
+                .unwrap();
+        }
+        batch.commit(part as u64 + 1).unwrap();
+    }
+    index
+}
+
+#[test]
+fn scores_within_a_scope_do_not_depend_on_documents_outside_it() {
+    let visible = [
+        "Plans > Roadmap\nThe quarterly roadmap mentions the merger briefly.",
+        "Plans > Budget\nThe budget for the merger review and the audit.",
+        "Office\nNotes about the kitchen and parking.",
+    ];
+    // The same hidden documents but for the words a caller might probe for.
+    let with_word = [
+        "Secret\nThe merger with Initech closes in May. Merger terms are final.",
+        "Board\nMerger merger merger.",
+    ];
+    let without_word = [
+        "Secret\nThe lunch menu changes in May. Lunch terms are final.",
+        "Board\nLunch lunch lunch.",
+    ];
+    let a = tempfile::tempdir().unwrap();
+    let b = tempfile::tempdir().unwrap();
+    let with = index_of(a.path(), &visible, &with_word);
+    let without = index_of(b.path(), &visible, &without_word);
+    let below = |point: u64| point < 1000;
+    let scope = Scope::new("visible", &below);
+    let scores = |index: &LexicalIndex, query: &str, scope: Option<Scope<'_>>| {
+        index
+            .search_within(query, 10, Some(&|p: u64| p < 1000), scope)
+            .unwrap()
+            .into_iter()
+            .map(|h| (h.point, h.score))
+            .collect::<Vec<_>>()
+    };
+    for query in ["merger", "merger roadmap", "merger budget kitchen"] {
+        let (seen, control) = (
+            scores(&with, query, Some(scope)),
+            scores(&without, query, Some(scope)),
+        );
+        assert!(!seen.is_empty(), "{query}");
+        assert_eq!(seen, control, "{query}: hidden documents moved the scores");
+        // Index-wide statistics do depend on them: the reason for the scope.
+        assert_ne!(
+            scores(&with, query, None),
+            scores(&without, query, None),
+            "{query}"
+        );
+    }
+    // Within the scope the scores are those of an index holding only the scoped documents.
+    let c = tempfile::tempdir().unwrap();
+    let alone = index_of(c.path(), &visible, &[]);
+    let everything = |_: u64| true;
+    let everything = Scope::new("all", &everything);
+    for query in ["merger", "merger budget kitchen"] {
+        let (seen, own) = (
+            scores(&with, query, Some(scope)),
+            scores(&alone, query, Some(everything)),
+        );
+        assert_eq!(seen.len(), own.len());
+        for ((p, s), (q, t)) in seen.iter().zip(&own) {
+            assert_eq!(p, q);
+            assert!((s - t).abs() < 1e-5, "{query}: {s} vs {t}");
+        }
+    }
+    // An empty scope finds nothing (BM25's mean length is undefined there).
+    // A delete changes what a scope holds of a segment: the same key then counts it afresh,
+    // as an index that never had the deleted document does.
+    let mut batch = with.writer().unwrap();
+    batch.delete(&chunk_id(1));
+    batch.commit(3).unwrap();
+    with.reload().unwrap();
+    let d = tempfile::tempdir().unwrap();
+    let fewer = index_of(d.path(), &[visible[0], visible[2]], &[]);
+    let (seen, own) = (
+        scores(&with, "merger budget", Some(scope)),
+        scores(&fewer, "merger budget", Some(everything)),
+    );
+    assert_eq!(seen.len(), own.len());
+    for ((_, s), (_, t)) in seen.iter().zip(&own) {
+        assert!((s - t).abs() < 1e-5, "after a delete: {s} vs {t}");
+    }
+    let nothing = |_: u64| false;
+    assert!(scores(&with, "merger", Some(Scope::new("none", &nothing))).is_empty());
 }
