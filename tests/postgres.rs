@@ -85,6 +85,16 @@ fn pg_dump(url: &str, collection: &str) -> BTreeMap<String, Value> {
     live(json_lines(&pg_run(url, collection, &["dump"], 0)))
 }
 
+/// Sets the mtime of `path` to a fixed time in 2020.
+fn set_back(path: &Path) {
+    std::fs::File::options()
+        .write(true)
+        .open(path)
+        .unwrap()
+        .set_modified(std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_600_000_000))
+        .unwrap();
+}
+
 #[test]
 fn postgres_index_equals_the_embedded_one_and_a_fresh_one_through_edits() {
     let pg = PgServer::start();
@@ -125,12 +135,7 @@ fn postgres_index_equals_the_embedded_one_and_a_fresh_one_through_edits() {
     let before_edit = provenance(FILES[0]);
     let before_touch = provenance(FILES[2]);
     let touched = docs.join(FILES[2]);
-    std::fs::File::options()
-        .write(true)
-        .open(&touched)
-        .unwrap()
-        .set_modified(std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_600_000_000))
-        .unwrap();
+    set_back(&touched);
     let edited = docs.join(FILES[0]);
     let mut text = std::fs::read_to_string(&edited).unwrap();
     text.push_str("\n\n## Added section\n\nA paragraph that only exists after the edit.\n");
@@ -188,12 +193,7 @@ fn postgres_index_equals_the_embedded_one_and_a_fresh_one_through_edits() {
     let mut same_size = text.clone();
     same_size.replace_range(at..at + 1, &text[at..at + 1].to_ascii_uppercase());
     std::fs::write(&touched, &same_size).unwrap();
-    std::fs::File::options()
-        .write(true)
-        .open(&touched)
-        .unwrap()
-        .set_modified(std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_600_000_000))
-        .unwrap();
+    set_back(&touched);
     let report = pg_sync(&pg.url, "docs", &docs);
     assert_eq!(report["files"]["modified"], 1, "{report}");
     let report = sync(&docs, &index, 0);

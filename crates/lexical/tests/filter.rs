@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::chunk_id;
+use common::{chunk_id, index_docs};
 use rag_lexical::{LexicalDoc, LexicalIndex, Scope};
 
 #[test]
@@ -61,21 +61,13 @@ fn rare_allowed_points_still_fill_k() {
 /// commits (two segments).
 fn index_of(dir: &std::path::Path, visible: &[&str], hidden: &[&str]) -> LexicalIndex {
     let index = LexicalIndex::open_or_create(dir).unwrap();
-    for (part, (texts, first)) in [(visible, 0u64), (hidden, 1000u64)].into_iter().enumerate() {
-        let mut batch = index.writer().unwrap();
-        for (n, text) in texts.iter().enumerate() {
-            let point = first + n as u64;
-            let id = chunk_id(point);
-            batch
-                .add(LexicalDoc {
-                    chunk_id: &id,
-                    point,
-                    text,
-                    path: "notes.md",
-                })
-                .unwrap();
-        }
-        batch.commit(part as u64 + 1).unwrap();
+    for (generation, (texts, first)) in [(visible, 0u64), (hidden, 1000u64)].into_iter().enumerate()
+    {
+        let docs: Vec<(u64, &str, &str)> = (first..)
+            .zip(texts.iter())
+            .map(|(point, text)| (point, "notes.md", *text))
+            .collect();
+        index_docs(&index, &docs, generation as u64 + 1);
     }
     index
 }

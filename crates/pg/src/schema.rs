@@ -163,34 +163,28 @@ pub(crate) fn migrate(client: &mut Client, server: &str) -> Result<(), PgError> 
             known: SCHEMA_VERSION,
         });
     }
-    if found < 1 {
-        txn.batch_execute(V1).map_err(err("schema version 1"))?;
-        txn.execute("INSERT INTO rag_index.schema_version VALUES (1)", &[])
-            .map_err(err("schema version"))?;
-        log::info!("created the rag_index schema (version 1) on {server}");
-    }
-    if found < 2 {
-        txn.batch_execute(V2).map_err(err("schema version 2"))?;
-        txn.execute("INSERT INTO rag_index.schema_version VALUES (2)", &[])
-            .map_err(err("schema version"))?;
-        if found >= 1 {
-            log::info!("migrated the rag_index schema on {server} to version 2");
+    let steps = [
+        (1, V1, "schema version 1"),
+        (2, V2, "schema version 2"),
+        (3, V3, "schema version 3"),
+        (4, V4, "schema version 4"),
+    ];
+    for (version, sql, action) in steps {
+        if found >= version {
+            continue;
         }
-    }
-    if found < 3 {
-        txn.batch_execute(V3).map_err(err("schema version 3"))?;
-        txn.execute("INSERT INTO rag_index.schema_version VALUES (3)", &[])
-            .map_err(err("schema version"))?;
-        if found >= 1 {
-            log::info!("migrated the rag_index schema on {server} to version 3");
-        }
-    }
-    if found < 4 {
-        txn.batch_execute(V4).map_err(err("schema version 4"))?;
-        txn.execute("INSERT INTO rag_index.schema_version VALUES (4)", &[])
-            .map_err(err("schema version"))?;
-        if found >= 1 {
-            log::info!("migrated the rag_index schema on {server} to version 4");
+        txn.batch_execute(sql).map_err(err(action))?;
+        txn.execute(
+            "INSERT INTO rag_index.schema_version VALUES ($1)",
+            &[&version],
+        )
+        .map_err(err("schema version"))?;
+        match found {
+            0 if version == 1 => {
+                log::info!("created the rag_index schema (version 1) on {server}")
+            }
+            0 => {}
+            _ => log::info!("migrated the rag_index schema on {server} to version {version}"),
         }
     }
     txn.commit().map_err(err("migration commit"))
