@@ -227,3 +227,42 @@ fn sync_answers_questions_and_follows_edits_renames_and_deletes() {
     ));
     assert_eq!(verify[0]["ok"], true, "{}", verify[0]);
 }
+
+#[test]
+fn a_link_turned_to_another_version_with_the_same_size_and_mtime_is_followed() {
+    // Two releases of a page unpacked side by side (same size, same archive mtime) and a
+    // `current.md` link switched from one to the other, as a deploy does: the link's target is
+    // a different file, which its inode says even though its size and mtime are the same.
+    let work = tempfile::tempdir().unwrap();
+    let docs = work.path().join("docs");
+    let index = work.path().join("index");
+    let page = std::fs::read_to_string(corpus_dir().join(SUBSET[0])).unwrap();
+    let at = page.rfind(|c: char| c.is_ascii_lowercase()).unwrap();
+    let mut next = page.clone();
+    next.replace_range(at..at + 1, &page[at..at + 1].to_ascii_uppercase());
+    std::fs::create_dir_all(docs.join("releases")).unwrap();
+    let released = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_600_000_000);
+    for (name, text) in [("v1.md", &page), ("v2.md", &next)] {
+        let path = docs.join("releases").join(name);
+        std::fs::write(&path, text).unwrap();
+        let file = std::fs::File::options().write(true).open(&path).unwrap();
+        file.set_modified(released).unwrap();
+    }
+    std::os::unix::fs::symlink("releases/v1.md", docs.join("current.md")).unwrap();
+    // Past the racy window, so the next sync records every stamp as settled.
+    std::thread::sleep(std::time::Duration::from_millis(2_100));
+    sync(&docs, &index, 0);
+    let current_text = |index: &std::path::Path| -> String {
+        dump(index)
+            .into_iter()
+            .filter(|c| c["path"] == "current.md")
+            .map(|c| c["text"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert!(!current_text(&index).contains(&next[at - 20..=at]));
+    std::fs::remove_file(docs.join("current.md")).unwrap();
+    std::os::unix::fs::symlink("releases/v2.md", docs.join("current.md")).unwrap();
+    let report = sync(&docs, &index, 0);
+    assert_eq!(report["files"]["modified"], 1, "{report}");
+    assert!(current_text(&index).contains(&next[at - 20..=at]));
+}
