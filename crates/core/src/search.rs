@@ -26,6 +26,15 @@ const MAX_BUDGET_CANDIDATES: usize = 200;
 /// A point filter, checked inside each signal's search.
 type Allow<'a> = Option<&'a (dyn Fn(u64) -> bool + Sync)>;
 
+/// What the signals may return, and what BM25 counts its statistics over.
+#[derive(Clone, Copy)]
+struct Admitted<'a> {
+    /// Points a signal may return (all if `None`).
+    allow: Allow<'a>,
+    /// Points the caller may see, when not all: BM25's statistics come from these only.
+    scope: Option<Scope<'a>>,
+}
+
 /// One signal's ranked candidates: (point, score), best first.
 type Ranked = Vec<(u64, f32)>;
 
@@ -87,7 +96,8 @@ impl RagIndex {
         };
         let k = request.k;
         let wanted = wanted(request);
-        let ranked = self.ranked(&searcher, request, wanted, (allow, scope), query_vector)?;
+        let admitted = Admitted { allow, scope };
+        let ranked = self.ranked(&searcher, request, wanted, admitted, query_vector)?;
         // The signals already applied the check; `hits` applies it again, a second lock.
         let mut hits = searcher.hits(
             ranked
@@ -114,9 +124,10 @@ impl RagIndex {
         searcher: &Searcher,
         request: &SearchRequest,
         wanted: usize,
-        (allow, scope): (Allow<'_>, Option<Scope<'_>>),
+        admitted: Admitted<'_>,
         query_vector: Option<QueryVector>,
     ) -> Result<Vec<(u64, f32, Signals)>> {
+        let allow = admitted.allow;
         // One view for the whole request, even if a retry replaces it meanwhile.
         let lexical = searcher.lexical();
         let lexical_problem = match &lexical {
@@ -150,7 +161,7 @@ impl RagIndex {
             }
             SearchMode::Lexical => {
                 let lexical =
-                    lexical_candidates(searcher, &lexical, &request.query, wanted, (allow, scope))?;
+                    lexical_candidates(searcher, &lexical, &request.query, wanted, admitted)?;
                 single(&lexical, |rank| Signals {
                     dense: None,
                     lexical: Some(rank),
@@ -163,10 +174,7 @@ impl RagIndex {
                 // BM25 needs no vector: it runs while the query is embedded.
                 let (dense, lexical) = rayon::join(
                     || self.dense_candidates(searcher, request, depth, allow, query_vector),
-                    || {
-                        let filters = (allow, scope);
-                        lexical_candidates(searcher, &lexical, &request.query, depth, filters)
-                    },
+                    || lexical_candidates(searcher, &lexical, &request.query, depth, admitted),
                 );
                 let (dense, lexical) = (dense?, lexical?);
                 let mut fused = fuse(&dense, &lexical, request.fusion);
@@ -224,13 +232,13 @@ fn lexical_candidates(
     lexical: &LexicalView,
     query: &str,
     n: usize,
-    (allow, scope): (Allow<'_>, Option<Scope<'_>>),
+    admitted: Admitted<'_>,
 ) -> Result<Ranked> {
     let Some(lexical) = lexical.handle() else {
         return Ok(Vec::new());
     };
     let mut out = Vec::new();
-    for hit in lexical.search_within(query, n, allow, scope)? {
+    for hit in lexical.search_within(query, n, admitted.allow, admitted.scope)? {
         let live = searcher.snapshot.chunk_id_for_point(hit.point)?;
         if live.as_deref() == Some(hit.chunk_id.as_str()) {
             out.push((hit.point, hit.score));

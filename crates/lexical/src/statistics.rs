@@ -39,7 +39,8 @@ impl<'a> Scope<'a> {
     }
 }
 
-/// Scope facts kept per (scope key, segment, its deletes); cleared whole past this many.
+/// Scope facts kept per (scope key, segment, its deletes); cleared whole past this many. Each
+/// holds a bit per document of its segment: at most ~32 MB in all at a million documents.
 const MAX_KEPT: usize = 256;
 
 type SegmentKey = (String, SegmentId, Option<Opstamp>);
