@@ -298,6 +298,45 @@ fn query_chunks_dump_stats_and_embed_outputs() {
     assert_eq!(stats["chunks"].as_u64().unwrap() as usize, dumped.len());
     assert_eq!(stats["dimensions"], 384);
     assert!(stats["db_bytes"].as_u64().unwrap() > 0);
+    // Where the store's bytes go: every table's entries, within the pages it occupies.
+    let tables = stats["store_tables"].as_array().unwrap();
+    let entries = |name: &str| {
+        tables.iter().find(|t| t["table"] == name).unwrap()["entries"]
+            .as_u64()
+            .unwrap()
+    };
+    assert_eq!(entries("vectors"), stats["vectors"].as_u64().unwrap());
+    assert_eq!(entries("chunks"), stats["chunks"].as_u64().unwrap());
+    assert_eq!(entries("manifest"), 3);
+    let pages: u64 = tables
+        .iter()
+        .map(|t| t["page_bytes"].as_u64().unwrap())
+        .sum();
+    assert!(pages <= stats["db_bytes"].as_u64().unwrap());
+    for table in tables {
+        let stored = table["stored_bytes"].as_u64().unwrap();
+        assert!(
+            stored > 0 && stored <= table["page_bytes"].as_u64().unwrap(),
+            "{table}"
+        );
+    }
+    // After an edit the graph is a delta beside its base, and counts both: at least the f32
+    // row each chunk has in the base.
+    let edited = docs.join("notes.txt");
+    let mut text = std::fs::read_to_string(&edited).unwrap();
+    text.push_str("\n\nA paragraph appended to make the next sync write a delta.\n");
+    std::fs::write(&edited, text).unwrap();
+    sync(&docs, &index, 0);
+    let stats: Value =
+        serde_json::from_str(run_expect(&["stats", "--index", index_arg, "--json"], 0).trim())
+            .unwrap();
+    let rows = stats["chunks"].as_u64().unwrap() * 384 * 4;
+    assert!(stats["graph_bytes"].as_u64().unwrap() > rows, "{stats}");
+    let text = run_expect(&["stats", "--index", index_arg], 0);
+    assert!(
+        text.contains("per chunk:") && text.contains("vectors "),
+        "{text}"
+    );
 
     // embed: one normalised 384-d vector per line; a JSON string line may hold newlines; the
     // vector of a chunk text equals the one search used (query of the exact text scores ~1).

@@ -83,6 +83,36 @@ pub fn stats(model_dir: Option<&Path>, index: Option<PathBuf>, json: bool) -> Re
             human_bytes(stats.lexical_bytes)
         ),
     )?;
+    if stats.chunks > 0 {
+        let per_chunk = |bytes: u64| bytes / stats.chunks;
+        line(
+            &mut out,
+            format_args!(
+                "per chunk:   {} B (store {}, graph {}, lexical {})",
+                per_chunk(stats.total_bytes),
+                per_chunk(stats.db_bytes),
+                per_chunk(stats.graph_bytes),
+                per_chunk(stats.lexical_bytes)
+            ),
+        )?;
+    }
+    // Stored bytes against the pages holding them: a 4 KiB page keeps whole entries only.
+    let tables: Vec<String> = stats
+        .store_tables
+        .iter()
+        .filter(|t| t.entries > 0 && t.table != "meta")
+        .map(|t| {
+            format!(
+                "{} {} in {} of pages",
+                t.table,
+                human_bytes(t.stored_bytes),
+                human_bytes(t.page_bytes)
+            )
+        })
+        .collect();
+    if !tables.is_empty() {
+        line(&mut out, format_args!("store:       {}", tables.join(", ")))?;
+    }
     Ok(ExitCode::SUCCESS)
 }
 

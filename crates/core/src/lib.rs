@@ -286,6 +286,21 @@ pub struct Stats {
     pub lexical_bytes: u64,
     /// Bytes of the whole index directory.
     pub total_bytes: u64,
+    /// Where the store's bytes go, table by table (empty on PostgreSQL).
+    pub store_tables: Vec<StoreTable>,
+}
+
+/// One table of the embedded store: what it holds and the pages holding it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct StoreTable {
+    /// What the table holds: `vectors`, `chunks`, `manifest`, `points` or `meta`.
+    pub table: String,
+    /// Entries.
+    pub entries: u64,
+    /// Bytes of its keys and values.
+    pub stored_bytes: u64,
+    /// Bytes of the pages it occupies, stored bytes included.
+    pub page_bytes: u64,
 }
 
 /// An open index. See the crate documentation.
@@ -563,15 +578,29 @@ impl RagIndex {
         let counts = snapshot.counts()?;
         let chunks = snapshot.chunks()?;
         let tokens: u64 = chunks.iter().map(|(_, c)| u64::from(c.tokens)).sum();
-        let graph_bytes = meta
-            .as_ref()
-            .and_then(|m| m.graph.as_ref())
-            .map_or(0, |g| dir_size(&self.dir.join(&g.dir)));
+        // A delta's directory holds only the changes: its base is part of the graph too.
+        let graph_bytes = meta.as_ref().and_then(|m| m.graph.as_ref()).map_or(0, |g| {
+            let dir = self.dir.join(&g.dir);
+            let base = rag_vector_index::VectorIndex::saved_base(&dir)
+                .ok()
+                .flatten();
+            dir_size(&dir) + base.map_or(0, |base| dir_size(&base))
+        });
         Ok(Stats {
             db_bytes: std::fs::metadata(self.dir.join(DB_FILE)).map_or(0, |m| m.len()),
             graph_bytes,
             lexical_bytes: dir_size(&self.dir.join(LEXICAL_DIR)),
             total_bytes: dir_size(&self.dir),
+            store_tables: snapshot
+                .table_bytes()?
+                .into_iter()
+                .map(|t| StoreTable {
+                    table: t.table.to_string(),
+                    entries: t.entries,
+                    stored_bytes: t.stored_bytes,
+                    page_bytes: t.page_bytes,
+                })
+                .collect(),
             ..self.base_stats(meta.as_ref(), counts, tokens)
         })
     }
@@ -606,6 +635,7 @@ impl RagIndex {
             graph_bytes: 0,
             lexical_bytes: 0,
             total_bytes: 0,
+            store_tables: Vec::new(),
         }
     }
 }

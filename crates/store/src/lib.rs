@@ -36,7 +36,9 @@ mod tables;
 
 pub use batch::WriteBatch;
 pub use error::StoreError;
-pub use records::{ChunkRecord, Counts, FileRecord, FileStamp, GraphPointer, IndexMeta};
+pub use records::{
+    ChunkRecord, Counts, FileRecord, FileStamp, GraphPointer, IndexMeta, TableBytes,
+};
 pub use snapshot::Snapshot;
 pub use store::Store;
 

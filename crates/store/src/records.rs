@@ -108,6 +108,21 @@ pub struct ChunkRecord {
     pub point: u64,
 }
 
+/// Where one table's bytes go: what its keys and values hold, and the pages that hold them
+/// (a B-tree page of 4 KiB keeps whole entries only, so entries of 1-2 KiB leave much of each
+/// page unused).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TableBytes {
+    /// What the table holds (`vectors`, `chunks`, `manifest`, `points`, `meta`).
+    pub table: &'static str,
+    /// Entries.
+    pub entries: u64,
+    /// Bytes of keys and values.
+    pub stored_bytes: u64,
+    /// Bytes of the pages the table occupies, stored bytes included.
+    pub page_bytes: u64,
+}
+
 /// Counts of records, for `stats` and `verify`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 pub struct Counts {

@@ -7,7 +7,7 @@ use redb::{ReadTransaction, ReadableTable, ReadableTableMetadata};
 
 use crate::error::{StoreError, guarded};
 use crate::records::{
-    ChunkRecord, Counts, FileRecord, IndexMeta, decode, decode_file, vector_from_bytes,
+    ChunkRecord, Counts, FileRecord, IndexMeta, TableBytes, decode, decode_file, vector_from_bytes,
 };
 use crate::tables::{CHUNKS, EMBEDDINGS, FILES, META, META_KEY, POINTS};
 use crate::{FORMAT_VERSION, Result};
@@ -150,6 +150,30 @@ impl Snapshot {
                 }
             }
             Ok(wrong)
+        })
+    }
+
+    /// Where the bytes of each table go.
+    pub fn table_bytes(&self) -> Result<Vec<TableBytes>> {
+        fn of<T: ReadableTableMetadata>(table: &'static str, t: &T) -> Result<TableBytes> {
+            let stats = t.stats()?;
+            Ok(TableBytes {
+                table,
+                entries: t.len()?,
+                stored_bytes: stats.stored_bytes(),
+                page_bytes: stats.stored_bytes()
+                    + stats.metadata_bytes()
+                    + stats.fragmented_bytes(),
+            })
+        }
+        self.guard(|| {
+            Ok(vec![
+                of("vectors", &self.txn.open_table(EMBEDDINGS)?)?,
+                of("chunks", &self.txn.open_table(CHUNKS)?)?,
+                of("manifest", &self.txn.open_table(FILES)?)?,
+                of("points", &self.txn.open_table(POINTS)?)?,
+                of("meta", &self.txn.open_table(META)?)?,
+            ])
         })
     }
 
