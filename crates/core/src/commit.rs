@@ -141,8 +141,12 @@ impl RagIndex {
         // A touch changes provenance only: the chunks' records are rewritten, their vectors,
         // points and texts stay, and searchers see it through the metadata epoch.
         let mut metadata_changed = false;
-        for (path, record, stat) in &plan.touched {
+        for (path, touch) in &plan.touched {
+            let (record, stat) = (&touch.record, &touch.stat);
             write.put_file(path, record)?;
+            if touch.provenance_kept {
+                continue;
+            }
             let source = provenance::SourceFacts {
                 size: stat.size,
                 modified_ns: stat.modified_ns,

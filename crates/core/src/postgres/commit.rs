@@ -94,7 +94,8 @@ impl RagIndex {
         let touched_ids: Vec<String> = plan
             .touched
             .iter()
-            .flat_map(|(_, record, _)| record.chunk_ids.iter().cloned())
+            .filter(|(_, touch)| !touch.provenance_kept)
+            .flat_map(|(_, touch)| touch.record.chunk_ids.iter().cloned())
             .collect();
         let mut touched_chunks: HashMap<String, PgChunk> = match touched_ids.is_empty() {
             true => HashMap::new(),
@@ -104,8 +105,12 @@ impl RagIndex {
                 .map(|c| (c.id.clone(), c))
                 .collect(),
         };
-        for (path, record, stat) in &plan.touched {
+        for (path, touch) in &plan.touched {
+            let (record, stat) = (&touch.record, &touch.stat);
             commit.put_files.push((path.clone(), pg_file(record)));
+            if touch.provenance_kept {
+                continue;
+            }
             let source = provenance::SourceFacts {
                 size: stat.size,
                 modified_ns: stat.modified_ns,

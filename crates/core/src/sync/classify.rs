@@ -53,6 +53,15 @@ fn stamp_of(_meta: &std::fs::Metadata) -> Option<FileStamp> {
     None
 }
 
+/// A file whose bytes are unchanged but whose stat moved.
+pub(crate) struct Touch {
+    /// Its new manifest entry (chunk IDs filled in before the commit).
+    pub record: FileRecord,
+    pub stat: Stat,
+    /// Whether its chunks' provenance (size, mtime, hash) is what they already carry.
+    pub provenance_kept: bool,
+}
+
 /// Marks a recorded time as untrustworthy so the next sync re-hashes the file: a file written
 /// within the filesystem's timestamp granularity of our read could change again without changing
 /// its mtime or ctime.
@@ -74,9 +83,9 @@ pub(crate) enum Outcome {
     /// Same stat as the manifest records: only ever for a file the manifest lists (the plan
     /// counts on that to see that nothing was removed without a set of every path).
     Unchanged,
-    /// Same content, new stat: the manifest entry and the chunks' provenance are rewritten.
-    /// Like `Unchanged`, only for a listed file.
-    Touched(FileRecord, Stat),
+    /// Same content, new stat: the manifest entry is rewritten, and the chunks' provenance
+    /// when it moved. Like `Unchanged`, only for a listed file.
+    Touched(Touch),
     /// New or different content, chunked.
     Changed {
         stat: Stat,
@@ -189,16 +198,19 @@ impl RagIndex {
             && !relabel
             && prev.content_hash == content_hash
         {
-            return Outcome::Touched(
-                FileRecord {
+            return Outcome::Touched(Touch {
+                record: FileRecord {
                     size: stat.size,
                     mtime_ns: stat.mtime_ns,
                     content_hash,
                     chunk_ids: prev.chunk_ids.clone(),
                     stamp: stat.stamp,
                 },
+                // The chunks carry size, mtime and hash; a settled manifest entry that has the
+                // same says they need no rewrite (a chmod, a copy, a first stamp).
+                provenance_kept: prev.size == stat.size && prev.mtime_ns == stat.modified_ns,
                 stat,
-            );
+            });
         }
         if let Some(reason) = scan.set_aside.reason(&file.rel, &content_hash) {
             return Outcome::Failed(reason);

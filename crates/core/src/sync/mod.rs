@@ -382,8 +382,8 @@ impl RagIndex {
         }
         self.load_chunk_ids(manifest, needed)?;
         for (path, outcome) in classified.iter_mut() {
-            if let (Outcome::Touched(record, _), Some(stored)) = (outcome, manifest.get(path)) {
-                record.chunk_ids = stored.chunk_ids.clone();
+            if let (Outcome::Touched(touch), Some(stored)) = (outcome, manifest.get(path)) {
+                touch.record.chunk_ids = stored.chunk_ids.clone();
             }
         }
         Ok(())

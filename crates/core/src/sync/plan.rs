@@ -5,7 +5,7 @@ use std::collections::{HashMap, HashSet};
 
 use rag_store::FileRecord;
 
-use super::classify::{Outcome, Stat};
+use super::classify::{Outcome, Stat, Touch};
 use super::{FileCounts, FileError};
 use crate::Result;
 use crate::walk::WalkProblem;
@@ -43,8 +43,9 @@ impl ChangedFile {
 /// Everything one sync changes.
 pub(crate) struct SyncPlan {
     pub changed: Vec<ChangedFile>,
-    /// Same content, new stat: the manifest entry and the chunks' provenance are rewritten.
-    pub touched: Vec<(String, FileRecord, Stat)>,
+    /// Same content, new stat: the manifest entry is rewritten, and the chunks' provenance
+    /// when it moved.
+    pub touched: Vec<(String, Touch)>,
     /// Files gone from the folder, with the chunk IDs they had.
     pub removed: Vec<(String, Vec<String>)>,
     /// Every stored chunk is stale (model or chunker changed): all are replaced.
@@ -90,9 +91,9 @@ impl SyncPlan {
                     plan.files.unchanged += 1;
                     true
                 }
-                Outcome::Touched(record, stat) => {
+                Outcome::Touched(touch) => {
                     plan.files.unchanged += 1;
-                    plan.touched.push((path.clone(), record, stat));
+                    plan.touched.push((path.clone(), touch));
                     true
                 }
                 Outcome::Changed {
