@@ -83,17 +83,14 @@ impl RagIndex {
         // the visible ones, and so tell the caller it exists.
         let visible = |point: u64| points.is_some_and(|p| p.visible(point, &request.access));
         // Names what `visible` accepts for as long as the lexical handle lives: the labels held
-        // and the version of the labels the points carry.
-        let scope_key = format!(
-            "{}/{}/{}",
-            searcher.generation,
-            searcher.epoch,
-            request.access.held().collect::<Vec<_>>().join("\n")
-        );
-        let scope = match points {
-            Some(p) if !p.all_visible_to(&request.access) => Some(Scope::new(&scope_key, &visible)),
-            _ => None,
-        };
+        // and the version of the labels the points carry. Only built for a restricted caller.
+        let scope_key = points
+            .filter(|p| !p.all_visible_to(&request.access))
+            .map(|_| {
+                let held = request.access.held().collect::<Vec<_>>().join("\n");
+                format!("{}/{}/{held}", searcher.generation, searcher.epoch)
+            });
+        let scope = scope_key.as_deref().map(|key| Scope::new(key, &visible));
         let k = request.k;
         let wanted = wanted(request);
         let admitted = Admitted { allow, scope };

@@ -76,24 +76,24 @@ impl ScopeCache {
         }
         let points = reader.fast_fields().u64(POINT)?;
         let alive = reader.alive_bitset();
+        let norms = fields
+            .iter()
+            .map(|field| reader.get_fieldnorms_reader(*field))
+            .collect::<tantivy::Result<Vec<_>>>()?;
         let mut docs = BitSet::with_max_value(reader.max_doc());
         let mut num_docs = 0;
+        let mut num_tokens = vec![0u64; fields.len()];
         for doc in 0..reader.max_doc() {
-            if !alive.is_some_and(|a| a.is_deleted(doc))
-                && points.first(doc).is_some_and(scope.contains)
+            if alive.is_some_and(|a| a.is_deleted(doc))
+                || !points.first(doc).is_some_and(scope.contains)
             {
-                docs.insert(doc);
-                num_docs += 1;
+                continue;
             }
-        }
-        let mut num_tokens = Vec::with_capacity(fields.len());
-        for field in fields {
-            let norms = reader.get_fieldnorms_reader(*field)?;
-            let tokens: u64 = (0..reader.max_doc())
-                .filter(|&doc| docs.contains(doc))
-                .map(|doc| u64::from(norms.fieldnorm(doc)))
-                .sum();
-            num_tokens.push(tokens);
+            docs.insert(doc);
+            num_docs += 1;
+            for (tokens, norms) in num_tokens.iter_mut().zip(&norms) {
+                *tokens += u64::from(norms.fieldnorm(doc));
+            }
         }
         let found = Arc::new(SegmentScope {
             docs,
