@@ -96,6 +96,55 @@ fn code_chunks_start_at_items_with_the_path_in_the_breadcrumb() {
 }
 
 #[test]
+fn a_group_heading_names_an_item_its_chunk_holds() {
+    // Small items (functions, consts) share a section headed by their names. A chunk carrying
+    // such a heading must hold at least one of the items it names: a group longer than a chunk
+    // used to head every later chunk with the names of its first members only.
+    let mut files: Vec<PathBuf> = Vec::new();
+    let mut dirs = vec![shared("code/docs")];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            match path.extension().and_then(|e| e.to_str()) {
+                _ if path.is_dir() => dirs.push(path),
+                Some("rs" | "py") => files.push(path),
+                _ => {}
+            }
+        }
+    }
+    assert!(files.len() >= 10, "{} code files", files.len());
+    let mut groups = 0;
+    for file in &files {
+        for c in chunks_of(file) {
+            let heading = c["heading_path"].as_array().unwrap();
+            let last = heading.last().unwrap().as_str().unwrap();
+            if heading.len() < 2 || !last.contains(", ") {
+                continue;
+            }
+            groups += 1;
+            let text = c["text"].as_str().unwrap();
+            let mut fenced = false;
+            let code: Vec<&str> = text
+                .lines()
+                .filter(|l| {
+                    let fence = l.starts_with("```");
+                    fenced ^= fence;
+                    fenced && !fence
+                })
+                .collect();
+            let code = collapse(&code.join("\n"));
+            let named: Vec<&str> = last.split(", ").filter(|l| *l != "…").collect();
+            assert!(
+                named.iter().any(|l| code.contains(&collapse(l))),
+                "{}: a chunk headed {last:?} holds none of those items:\n{text}",
+                file.display()
+            );
+        }
+    }
+    assert!(groups >= 50, "only {groups} group-headed chunks");
+}
+
+#[test]
 fn html_tables_read_as_the_page_shows_them() {
     // Python's logging HOWTO: the level table, as its visible text reads ("Level Numeric
     // value", "ERROR 40 WARNING 30 INFO 20"), not as the converter's pipe table.

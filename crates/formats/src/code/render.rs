@@ -10,6 +10,13 @@ use crate::convert::SourceSpan;
 const SMALL_BYTES: usize = 600;
 /// ...at most this many lines is grouped with its small neighbours instead of getting a heading.
 const SMALL_LINES: usize = 40;
+/// A group of small items closes before it passes about this many tokens, so that one group fits
+/// one chunk (256 tokens less the breadcrumb and fences) and its heading names what that chunk
+/// holds. An unbounded group spans several chunks that all carry the heading of its first
+/// members, naming functions none of the later chunks contains.
+const GROUP_TOKENS: usize = 176;
+/// Tokens a fenced block costs beyond its lines: "```rust" and "```".
+const FENCE_TOKENS: usize = 7;
 /// A container's opening (`impl X {`) or closing (`}`) lines are glued to its first or last
 /// member when they are this few, rather than standing as a block of their own.
 const GLUE_LINES: usize = 3;
@@ -26,6 +33,8 @@ struct Section {
     labels: Vec<String>,
     context: Option<String>,
     blocks: Vec<Range<usize>>,
+    /// Estimated tokens of the blocks pushed so far.
+    tokens: usize,
 }
 
 impl Section {
@@ -38,11 +47,16 @@ impl Section {
         }
     }
 
-    /// Adds `lines`, joining the last block when no blank line separates them.
-    fn push(&mut self, lines: Range<usize>, label: Option<&String>) {
+    /// Adds `lines` (about `tokens` tokens), joining the last block when no blank line separates
+    /// them.
+    fn push(&mut self, lines: Range<usize>, tokens: usize, label: Option<&String>) {
+        self.tokens += tokens;
         match self.blocks.last_mut() {
             Some(last) if last.end >= lines.start => last.end = last.end.max(lines.end),
-            _ => self.blocks.push(lines),
+            _ => {
+                self.tokens += FENCE_TOKENS;
+                self.blocks.push(lines);
+            }
         }
         // Only the first labels can name the group (see `close`): keeping the rest made each
         // push scan every label before it, quadratic in a file of thousands of small items.
@@ -80,9 +94,13 @@ fn layout(
         // with: it stays in the current one.
         let anonymous = it.label.is_none() && it.body.is_none();
         if is_small(cx, &it) || anonymous {
+            let tokens = cx.tokens(&it.lines);
+            if let Some(g) = group.take_if(|g| g.tokens > 0 && g.tokens + tokens > GROUP_TOKENS) {
+                close(g, level, out);
+            }
             group
                 .get_or_insert_with(|| Section::new(level, None, context))
-                .push(it.lines.clone(), it.label.as_ref());
+                .push(it.lines.clone(), tokens, it.label.as_ref());
             continue;
         }
         if let Some(g) = group.take() {
@@ -92,7 +110,7 @@ fn layout(
             container(cx, it, level, out);
         } else {
             let mut s = Section::new(level, it.label.clone(), context);
-            s.push(it.lines, None);
+            s.push(it.lines.clone(), cx.tokens(&it.lines), None);
             if s.heading.is_none() {
                 s.heading = Some(fallback(level).into());
             }
@@ -152,7 +170,7 @@ fn container(cx: &Cx<'_>, it: Item, level: usize, out: &mut Vec<Section>) {
     if nonblank(cx, &prologue) <= GLUE_LINES {
         children[0].lines.start = prologue.start;
     } else {
-        direct.push(prologue, None);
+        direct.push(prologue.clone(), cx.tokens(&prologue), None);
     }
     let glue_end = nonblank(cx, &epilogue) <= GLUE_LINES;
     if glue_end && let Some(last) = children.last_mut() {
@@ -171,7 +189,7 @@ fn container(cx: &Cx<'_>, it: Item, level: usize, out: &mut Vec<Section>) {
         && out.len() > before
         && let Some(s) = out.last_mut()
     {
-        s.push(epilogue, None);
+        s.push(epilogue.clone(), cx.tokens(&epilogue), None);
     }
 }
 
@@ -302,7 +320,7 @@ mod tests {
     fn group_heading(labels: &[String]) -> (usize, Option<String>) {
         let mut group = Section::new(2, None, None);
         for (i, label) in labels.iter().enumerate() {
-            group.push(3 * i..3 * i + 2, Some(label));
+            group.push(3 * i..3 * i + 2, 10, Some(label));
         }
         let kept = group.labels.len();
         let mut out = Vec::new();
