@@ -477,12 +477,21 @@ fn serve_watch_makes_a_saved_file_searchable() {
         (!paths.is_empty()).then_some(paths)
     });
     assert_eq!(found, Some(vec!["notes.md".to_string()]));
-    let (_, status) = get(base, "/status", &[]);
+    // Readers see a commit the moment it lands; the watcher records its finished sync just
+    // after, so its status settles within moments rather than at the same instant.
+    let settled = wait_for(Duration::from_secs(10), || {
+        let (_, status) = get(base, "/status", &[]);
+        (status["watch"]["pending_changes"] == 0 && status["watch"]["syncing"] == false)
+            .then_some(status)
+    });
+    let Some(status) = settled else {
+        let (_, status) = get(base, "/status", &[]);
+        panic!("the watcher never settled: {status}");
+    };
     assert!(
         status["generation"].as_u64() > synced["generation"].as_u64(),
         "{status}"
     );
-    assert_eq!(status["watch"]["pending_changes"], 0, "{status}");
     // `stats --json` in another process sees the same watcher (its status file follows the
     // in-memory status within a fraction of a second).
     let stats = wait_for(Duration::from_secs(5), || {
