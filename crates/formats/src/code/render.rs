@@ -38,6 +38,8 @@ struct Section {
     blocks: Vec<Range<usize>>,
     /// Estimated tokens of the blocks pushed so far.
     tokens: usize,
+    /// Estimated tokens of the context line.
+    context_tokens: usize,
 }
 
 impl Section {
@@ -46,6 +48,8 @@ impl Section {
             level,
             heading,
             context: context.map(str::to_string),
+            // "Context: " and the line, estimated once rather than at every item's size check.
+            context_tokens: context.map_or(0, |c| estimated_tokens(c) + 2),
             ..Section::default()
         }
     }
@@ -68,11 +72,7 @@ impl Section {
                 tokens
             }
         };
-        let context = self
-            .context
-            .as_deref()
-            .map_or(0, |c| estimated_tokens(c) + 2);
-        2 * heading + context
+        2 * heading + self.context_tokens
     }
 
     /// Adds `lines` (about `tokens` tokens), joining the last block when no blank line separates
