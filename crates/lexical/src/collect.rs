@@ -7,13 +7,17 @@
 //! heap across segments so block-WAND pruning uses the k-th best *allowed* score found so far.
 //! A document that is not allowed never enters the heap, so k allowed hits come back whenever k
 //! allowed matching documents exist, however rare.
+//!
+//! Scores are recomputed for the documents that may enter the heap, each term's BM25 score added
+//! in a fixed order: tantivy's own sums follow the posting lists, so their last bits would tell
+//! a caller about documents hidden from it.
 
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
 
 use tantivy::columnar::StrColumn;
-use tantivy::query::Weight;
-use tantivy::{DocId, Score, Searcher, SegmentReader};
+use tantivy::query::{Scorer, Weight};
+use tantivy::{DocId, DocSet, Score, Searcher, SegmentReader};
 
 use crate::schema::{CHUNK_ID, POINT};
 
@@ -54,12 +58,31 @@ impl Ord for Candidate {
     }
 }
 
-/// The best `k` live, allowed documents matching `weight`, best first.
+/// How [`top_k`] walks the matching documents.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Scan {
+    /// Block-WAND: skips blocks of postings whose best score cannot enter the top k. Their
+    /// best scores were chosen when each segment was written, with that segment's statistics,
+    /// so under other statistics a skip is a close guess, not a bound.
+    Pruning,
+    /// Every matching document. For scoped statistics, where a guess would depend on how the
+    /// hidden documents fill the posting blocks.
+    Every,
+}
+
+/// The best `k` live, allowed documents matching `query`, best first.
+///
+/// `terms` holds one weight per term clause of `query`, in a fixed order: each hit's score is
+/// their sum in that order. `query`'s own scores add the terms in an order that depends on
+/// where each posting list stands, so on the documents around a hit, hidden ones included; they
+/// are used only to pass over documents that cannot come close to the top k.
 pub(crate) fn top_k(
     searcher: &Searcher,
-    weight: &dyn Weight,
+    query: &dyn Weight,
+    terms: &[Box<dyn Weight>],
     k: usize,
     allow: Option<&(dyn Fn(u64) -> bool + Sync)>,
+    scan: Scan,
 ) -> tantivy::Result<Vec<Candidate>> {
     if k == 0 {
         return Ok(Vec::new());
@@ -69,9 +92,12 @@ pub(crate) fn top_k(
     for (segment, reader) in searcher.segment_readers().iter().enumerate() {
         let points = reader.fast_fields().u64(POINT)?;
         let alive = reader.alive_bitset();
-        let mut threshold = threshold_of(&heap, k);
-        weight.for_each_pruning(threshold, reader, &mut |doc, score| {
-            if alive.is_some_and(|alive| alive.is_deleted(doc)) {
+        let mut scores = TermScores::new(terms, reader)?;
+        let mut failed = None;
+        let start = threshold_of(&heap, k);
+        let mut threshold = start;
+        let mut consider = |doc: DocId, rough: Score| {
+            if rough <= threshold || alive.is_some_and(|alive| alive.is_deleted(doc)) {
                 return threshold;
             }
             let Some(point) = points.first(doc) else {
@@ -80,6 +106,13 @@ pub(crate) fn top_k(
             if allow.is_some_and(|allow| !allow(point)) {
                 return threshold;
             }
+            let score = match scores.score(doc) {
+                Ok(score) => score,
+                Err(error) => {
+                    failed.get_or_insert(error);
+                    return threshold;
+                }
+            };
             heap.push(Reverse(Candidate {
                 score,
                 segment: segment as u32,
@@ -91,17 +124,74 @@ pub(crate) fn top_k(
             }
             threshold = threshold_of(&heap, k);
             threshold
-        })?;
+        };
+        match scan {
+            Scan::Pruning => query.for_each_pruning(start, reader, &mut consider)?,
+            Scan::Every => query.for_each(reader, &mut |doc, rough| {
+                consider(doc, rough);
+            })?,
+        }
+        if let Some(error) = failed {
+            return Err(error);
+        }
     }
     let mut best: Vec<Candidate> = heap.into_iter().map(|Reverse(c)| c).collect();
     best.sort_by(|a, b| b.better(a));
     Ok(best)
 }
 
-/// Scores at or below this cannot enter a full heap.
+/// Each document's score as the sum of its terms' BM25 scores in the order of the clauses,
+/// so that it depends on nothing but the document and the statistics.
+struct TermScores<'a> {
+    terms: &'a [Box<dyn Weight>],
+    reader: &'a SegmentReader,
+    scorers: Vec<Box<dyn Scorer>>,
+    /// The last document scored: scorers only move forward.
+    last: Option<DocId>,
+}
+
+impl<'a> TermScores<'a> {
+    fn new(terms: &'a [Box<dyn Weight>], reader: &'a SegmentReader) -> tantivy::Result<Self> {
+        Ok(TermScores {
+            terms,
+            reader,
+            scorers: Self::scorers(terms, reader)?,
+            last: None,
+        })
+    }
+
+    fn scorers(
+        terms: &[Box<dyn Weight>],
+        reader: &SegmentReader,
+    ) -> tantivy::Result<Vec<Box<dyn Scorer>>> {
+        terms.iter().map(|term| term.scorer(reader, 1.0)).collect()
+    }
+
+    fn score(&mut self, doc: DocId) -> tantivy::Result<Score> {
+        // Scans hand documents over in increasing order; should one not, start the lists again.
+        if self.last.is_some_and(|last| doc < last) {
+            self.scorers = Self::scorers(self.terms, self.reader)?;
+        }
+        self.last = Some(doc);
+        let mut sum = 0f64;
+        for scorer in &mut self.scorers {
+            if scorer.doc() < doc {
+                scorer.seek(doc);
+            }
+            if scorer.doc() == doc {
+                sum += f64::from(scorer.score());
+            }
+        }
+        Ok(sum as Score)
+    }
+}
+
+/// Documents whose rough score is at or below this cannot enter a full heap. It is the k-th
+/// best exact score less a margin far wider than the rounding that separates a rough score
+/// from an exact one, so no document that could tie or beat it is passed over.
 fn threshold_of(heap: &BinaryHeap<Reverse<Candidate>>, k: usize) -> Score {
     match heap.peek() {
-        Some(Reverse(worst)) if heap.len() >= k => worst.score,
+        Some(Reverse(worst)) if heap.len() >= k => worst.score - worst.score.abs() * 1e-3,
         _ => Score::MIN,
     }
 }

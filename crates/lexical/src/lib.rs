@@ -22,6 +22,8 @@
 //! - **Scores from what the caller may see**: [`LexicalIndex::search_within`] counts BM25's
 //!   statistics (documents, mean length, document frequencies) over the caller's scope only,
 //!   so neither scores nor order tell a caller whether documents hidden from it hold a word.
+//!   Each score adds its terms in a fixed order, and a scoped search skips no block of postings
+//!   by bounds the hidden documents helped set, so this holds to the last bit of every score.
 //! - **Analyzer for technical text** ([`TechTokenizer`]): identifiers are indexed whole and by
 //!   parts (`maxConcurrentStreams`, `--entrypoints.web.address`, `X-Forwarded-For`,
 //!   `snake_case_name`), prose is stemmed, numbers kept. Queries go through the same analyzer and
