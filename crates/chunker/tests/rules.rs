@@ -219,6 +219,41 @@ fn oversized_list_repeats_its_intro() {
 }
 
 #[test]
+fn a_heading_and_its_sentence_lead_the_first_piece_of_an_oversized_block() {
+    // The block's first run of lines (up to its first blank line) fits a piece but not the room
+    // beside the heading and sentence: it is cut to that room rather than leaving them a chunk
+    // of their own.
+    let sentence = "Run the following on every node of the cluster before the service starts, \
+                    and again after each kernel upgrade, because the limits reset on reboot.";
+    for first_run in 26..42 {
+        let mut src = format!("## Limits\n\n{sentence}\n\n```sh\n");
+        for i in 0..first_run + 20 {
+            if i == first_run {
+                src.push('\n');
+            }
+            src.push_str(&format!("ulimit -n {}\n", 1024 + i));
+        }
+        src.push_str("```\n");
+        let doc = chunk("limits.md", &src);
+        assert!(doc.chunks.len() > 1, "{first_run}: one chunk");
+        assert_cap(&doc, 256);
+        let lead = &doc.chunks[0];
+        assert!(
+            lead.text.contains("kernel upgrade") && lead.text.contains("ulimit -n 1024\n"),
+            "{first_run}: the heading and sentence stand alone:\n{}",
+            lead.text
+        );
+        for i in 0..first_run + 20 {
+            let line = format!("ulimit -n {}\n", 1024 + i);
+            assert!(
+                doc.chunks.iter().any(|c| c.text.contains(&line)),
+                "{line} lost"
+            );
+        }
+    }
+}
+
+#[test]
 fn atomic_blocks_that_fit_are_never_split() {
     let src = "## S\n\nSome text.\n\n| a | b |\n|---|---|\n| 1 | 2 |\n| 3 | 4 |\n\n```sh\necho one\n\necho two\n```\n\n- x\n- y\n";
     let doc = chunk("s.md", src);

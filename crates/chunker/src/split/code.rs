@@ -7,6 +7,10 @@ use crate::blocks::{lines, trim_end};
 use crate::pack::PackContext;
 use crate::piece::Piece;
 
+/// A block's first piece is cut to the room beside its lead only when that room is at least
+/// this fraction (1/n) of a piece.
+const MIN_FIRST_ROOM_SHARE: usize = 4;
+
 impl PackContext<'_> {
     /// Splits between lines (preferring blank lines); every piece is re-fenced with the original
     /// opening fence line (language, attributes) and a closing fence.
@@ -65,14 +69,23 @@ impl PackContext<'_> {
             return self.split_text(range, budget, Level::Lines, false);
         }
         let segment_max = budget.max - prefix_tokens - scope_room - suffix_tokens;
+        // The first piece sits beside what leads the block (a heading and the sentence under
+        // it): a first segment too big for the room left there is cut between lines, or the
+        // lead would become a chunk of its own. A sliver of room is not worth a cut.
+        let first_room = budget.first_max.saturating_sub(suffix_tokens);
         let mut segments = Vec::new();
         for (i, &s) in starts.iter().enumerate() {
             let e = starts
                 .get(i + 1)
                 .map_or(range.end, |&n| trim_end(src, s..n));
             let segment = self.piece(s..e);
-            if segment.tokens > segment_max {
-                segments.extend(self.split_lines(s..e, segment_max));
+            let cap = if i == 0 && first_room >= segment_max / MIN_FIRST_ROOM_SHARE {
+                segment_max.min(first_room)
+            } else {
+                segment_max
+            };
+            if segment.tokens > cap {
+                segments.extend(self.split_lines(s..e, cap));
             } else {
                 segments.push(segment);
             }
