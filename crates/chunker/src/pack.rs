@@ -92,7 +92,57 @@ impl PackContext<'_> {
         let mut out = packer.finish();
         self.merge_bare_chunks(&mut out);
         self.carry_context(&mut out, blocks);
+        self.drop_repeated_leads(&mut out, blocks);
         out
+    }
+
+    /// A lead emitted alone (a heading and the short paragraph under it, when the block after
+    /// them fits a chunk only by itself) whose paragraph the next chunk now carries says nothing
+    /// that chunk does not: its headings are in the next chunk's breadcrumb and the rest is in
+    /// its text. It would only take a result slot from the chunk holding the evidence, so it
+    /// goes. What it holds is checked block by block, so nothing of the source is dropped.
+    fn drop_repeated_leads(&self, out: &mut Vec<Emitted>, blocks: &[Block]) {
+        let mut i = 0;
+        while i + 1 < out.len() {
+            let (lead, next) = (&out[i], &out[i + 1]);
+            let uncovered = lead.piece.range.start..next.piece.range.start;
+            let repeated = lead.path == next.path
+                && !has_text(&lead.piece.prefix)
+                && !has_text(&lead.piece.suffix)
+                && next.piece.range.start > lead.piece.range.start
+                && next.piece.range.start < lead.piece.range.end
+                && next.piece.range.end >= lead.piece.range.end
+                && self.only_named_headings(uncovered, blocks, &next.breadcrumb)
+                && !self.holds_heading(next.piece.range.clone(), blocks);
+            if repeated {
+                out.remove(i);
+            } else {
+                i += 1;
+            }
+        }
+    }
+
+    /// Whether a top-level heading starts in `range`: then a chunk starting there is another
+    /// section, whatever its path says (two sections may have the same name).
+    fn holds_heading(&self, range: Range<usize>, blocks: &[Block]) -> bool {
+        let first = blocks.partition_point(|b| b.range.start < range.start);
+        blocks[first..]
+            .iter()
+            .take_while(|b| b.range.start < range.end)
+            .any(|b| matches!(b.kind, Kind::Heading { .. }))
+    }
+
+    /// Whether the top-level blocks overlapping `range` are all headings that `breadcrumb`
+    /// holds whole (it is shortened when long).
+    fn only_named_headings(&self, range: Range<usize>, blocks: &[Block], breadcrumb: &str) -> bool {
+        let first = blocks.partition_point(|b| b.range.end <= range.start);
+        blocks[first..]
+            .iter()
+            .take_while(|b| b.range.start < range.end)
+            .all(|b| match &b.kind {
+                Kind::Heading { text, .. } => breadcrumb.contains(text.as_str()),
+                _ => self.source[b.range.clone()].trim().is_empty(),
+            })
     }
 
     /// When a section goes on in a new chunk, the new chunk starts with the previous chunk's

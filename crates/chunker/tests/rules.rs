@@ -959,3 +959,65 @@ fn real_split_sections_keep_the_condition_with_its_rule() {
         "{body}"
     );
 }
+
+/// The lines of a chunk's body that are not headings.
+fn text_lines(c: &rag_chunker::Chunk) -> Vec<&str> {
+    c.text
+        .lines()
+        .skip(1)
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .collect()
+}
+
+#[test]
+fn a_lead_the_next_chunk_repeats_is_not_a_chunk_of_its_own() {
+    // A heading and a short paragraph, then a code block that fits a chunk only by itself: the
+    // lead is flushed alone and its paragraph carried into the code's chunk. Whatever the block's
+    // size, no chunk may be only a lead whose every line the next chunk of its section repeats.
+    let lead = "## Retries when a backend fails\n\nThe retry middleware resends a request that failed.\n\n";
+    let mut dropped = 0;
+    for n in 40..64 {
+        let code: String = (0..n)
+            .map(|k| format!("      attempts{k}: {}\n", k * 7))
+            .collect();
+        let src = format!("# Guide\n\n{lead}```yaml\nretry:\n{code}```\n");
+        let doc = chunk("guide.md", &src);
+        assert_cap(&doc, ChunkerConfig::default().max_tokens);
+        for pair in doc.chunks.windows(2) {
+            let (c, next) = (&pair[0], &pair[1]);
+            let lines = text_lines(c);
+            let repeated =
+                c.heading_path == next.heading_path && lines.iter().all(|l| next.text.contains(l));
+            assert!(
+                !repeated,
+                "n={n}: a lead repeated by the next chunk:\n{}",
+                c.text
+            );
+        }
+        let heading = src.find("## Retries").unwrap();
+        if !doc.chunks.iter().any(|c| c.byte_range.contains(&heading)) {
+            dropped += 1;
+            // Its heading is then in the breadcrumb of the chunk that holds the paragraph.
+            let holder = doc.chunks.iter().find(|c| c.text.contains("resends"));
+            let crumb = "Guide > Retries when a backend fails\n";
+            assert!(holder.unwrap().text.starts_with(crumb), "{holder:?}");
+        }
+    }
+    assert!(
+        dropped > 0,
+        "no size of block made the lead a chunk of its own"
+    );
+    // Two sections of the same name: a lead is kept when the next chunk is the other section.
+    let code: String = (0..40)
+        .map(|k| format!("attempts{k}: {}\n", k * 7))
+        .collect();
+    let src = format!("# Guide\n\n{lead}## Retries when a backend fails\n\n```yaml\n{code}```\n");
+    let doc = chunk("guide.md", &src);
+    let first = src.find("## Retries").unwrap();
+    assert!(
+        doc.chunks.iter().any(|c| c.byte_range.contains(&first)),
+        "{:#?}",
+        doc.chunks.iter().map(|c| &c.text).collect::<Vec<_>>()
+    );
+}

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
-use rag_chunker::{Chunker, ChunkerConfig};
+use rag_chunker::{Chunk, Chunker, ChunkerConfig};
 
 mod hf;
 pub use hf::Hf;
@@ -68,4 +68,24 @@ pub fn corpus() -> Vec<(String, String)> {
             (rel, std::fs::read_to_string(&p).expect("utf-8 corpus file"))
         })
         .collect()
+}
+
+/// Whether byte `i` is on a line whose letters and digits the breadcrumb of the next chunk
+/// holds, in order: a lead whose text the next chunk repeats is dropped, and its heading lives on
+/// in that breadcrumb. Only letters and digits are compared: the breadcrumb holds a heading's
+/// text without its markup (escapes, emphasis, code spans, `#`s, a setext underline), and plain
+/// text has headings of its own syntax.
+pub fn heading_named_next(src: &str, i: usize, chunks: &[Chunk]) -> bool {
+    let start = src[..i].rfind('\n').map_or(0, |n| n + 1);
+    let end = src[i..].find('\n').map_or(src.len(), |n| i + n);
+    let letters = |s: &str| {
+        s.chars()
+            .filter(|c| c.is_alphanumeric())
+            .collect::<String>()
+    };
+    chunks
+        .iter()
+        .find(|c| c.byte_range.start >= end)
+        .and_then(|c| c.text.lines().next())
+        .is_some_and(|crumb| letters(crumb).contains(&letters(&src[start..end])))
 }
