@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
-use rag_index_core::Hit;
+use rag_index_core::{Hit, MAX_QUERY_BYTES};
 
 use super::bounded_lines;
 use super::search_flags::SearchFlags;
@@ -13,9 +13,6 @@ use crate::output::{json_line, line, truncate};
 use crate::setup::open_for_reading;
 use crate::terminal_text::one_line;
 
-/// A query longer than this is refused: the model reads only its first 256 tokens (about a
-/// kilobyte of text), and an endless input must not exhaust memory.
-const MAX_QUERY_BYTES: usize = 16 * 1024;
 /// Most queries one `--queries` file may hold.
 const MAX_QUERIES: usize = 1_000_000;
 
