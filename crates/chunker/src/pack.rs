@@ -102,24 +102,26 @@ impl PackContext<'_> {
     /// its text. It would only take a result slot from the chunk holding the evidence, so it
     /// goes. What it holds is checked block by block, so nothing of the source is dropped.
     fn drop_repeated_leads(&self, out: &mut Vec<Emitted>, blocks: &[Block]) {
-        let mut i = 0;
-        while i + 1 < out.len() {
-            let (lead, next) = (&out[i], &out[i + 1]);
-            let uncovered = lead.piece.range.start..next.piece.range.start;
-            let repeated = lead.path == next.path
-                && !has_text(&lead.piece.prefix)
-                && !has_text(&lead.piece.suffix)
-                && next.piece.range.start > lead.piece.range.start
-                && next.piece.range.start < lead.piece.range.end
-                && next.piece.range.end >= lead.piece.range.end
-                && self.only_named_headings(uncovered, blocks, &next.breadcrumb)
-                && !self.holds_heading(next.piece.range.clone(), blocks);
-            if repeated {
-                out.remove(i);
-            } else {
-                i += 1;
-            }
-        }
+        // Whether a chunk goes depends only on it and the next one, which stays: mark, then
+        // remove in one pass (removing one at a time was quadratic in a long file).
+        let repeated: Vec<bool> = (0..out.len())
+            .map(|i| {
+                let (lead, Some(next)) = (&out[i], out.get(i + 1)) else {
+                    return false;
+                };
+                let uncovered = lead.piece.range.start..next.piece.range.start;
+                lead.path == next.path
+                    && !has_text(&lead.piece.prefix)
+                    && !has_text(&lead.piece.suffix)
+                    && next.piece.range.start > lead.piece.range.start
+                    && next.piece.range.start < lead.piece.range.end
+                    && next.piece.range.end >= lead.piece.range.end
+                    && self.only_named_headings(uncovered, blocks, &next.breadcrumb)
+                    && !self.holds_heading(next.piece.range.clone(), blocks)
+            })
+            .collect();
+        let mut flags = repeated.into_iter();
+        out.retain(|_| !flags.next().unwrap_or(false));
     }
 
     /// Whether a top-level heading starts in `range`: then a chunk starting there is another

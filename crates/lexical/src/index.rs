@@ -250,22 +250,17 @@ impl LexicalIndex {
             .iter()
             .flat_map(|term| fields.map(|field| Term::from_field_text(field, term)))
             .collect();
-        let clauses: Vec<(Occur, Box<dyn Query>)> = terms
-            .iter()
-            .map(|term| -> (Occur, Box<dyn Query>) {
-                (
-                    Occur::Should,
-                    Box::new(TermQuery::new(term.clone(), IndexRecordOption::WithFreqs)),
-                )
-            })
-            .collect();
-        let query = BooleanQuery::new(clauses);
-        // The same terms one by one, in a fixed order, to score each hit the same way whatever
-        // the documents around it (see `collect`).
+        // One query per term, in a fixed order: OR-ed for the scan, and one by one to score each
+        // hit the same way whatever the documents around it (see `collect`).
         let term_queries: Vec<TermQuery> = terms
             .iter()
             .map(|term| TermQuery::new(term.clone(), IndexRecordOption::WithFreqs))
             .collect();
+        let clauses: Vec<(Occur, Box<dyn Query>)> = term_queries
+            .iter()
+            .map(|term| -> (Occur, Box<dyn Query>) { (Occur::Should, Box::new(term.clone())) })
+            .collect();
+        let query = BooleanQuery::new(clauses);
         let searcher = self.view().searcher;
         let dir = &self.dir;
         guarded(dir, "searching", || {
