@@ -1021,3 +1021,50 @@ fn a_lead_the_next_chunk_repeats_is_not_a_chunk_of_its_own() {
         doc.chunks.iter().map(|c| &c.text).collect::<Vec<_>>()
     );
 }
+
+#[test]
+fn no_piece_of_a_split_code_block_is_an_empty_fence() {
+    // A function whose doc comment and signature fill more than the room beside its heading:
+    // the opening fence must not become a piece of its own (an empty block, a chunk holding
+    // nothing but the heading and a fence).
+    for doc_lines in 8..40 {
+        let mut src = String::from(
+            "## fn try_reserve\n\nContext: A growable buffer of bytes for the network layer.\n\n````rust\n",
+        );
+        for i in 0..doc_lines {
+            src.push_str(&format!(
+                "    /// Line {i} of the documentation says what happens when capacity runs out.\n"
+            ));
+        }
+        src.push_str("    #[inline]\n    pub fn try_reserve(&mut self, extra: usize) -> Result<(), Error> {\n");
+        for i in 0..30 {
+            src.push_str(&format!("        self.grow_by({i}, extra)?;\n"));
+        }
+        src.push_str("    }\n````\n");
+        let doc = chunk("buffer.md", &src);
+        assert_cap(&doc, 256);
+        for c in &doc.chunks {
+            let body: Vec<&str> = c.text.lines().collect();
+            let empty_fence = body
+                .windows(2)
+                .any(|w| w[0].starts_with("````rust") && w[1].trim() == "````");
+            assert!(
+                !empty_fence,
+                "{doc_lines}: a chunk holds an empty block:\n{}",
+                c.text
+            );
+        }
+        for i in 0..doc_lines {
+            let line = format!("/// Line {i} of the documentation");
+            assert!(
+                doc.chunks.iter().any(|c| c.text.contains(&line)),
+                "{line} lost"
+            );
+        }
+        assert!(
+            doc.chunks
+                .iter()
+                .any(|c| c.text.contains("self.grow_by(29, extra)?;"))
+        );
+    }
+}

@@ -85,7 +85,14 @@ impl PackContext<'_> {
                 segment_max
             };
             if segment.tokens > cap {
-                segments.extend(self.split_lines(s..e, cap));
+                // The opening fence line belongs to the code after it: alone, it would make a
+                // piece of an empty block.
+                let lead_end = if i == 0 {
+                    code_lines[fence_line].end
+                } else {
+                    s
+                };
+                segments.extend(self.split_lines(s..e, cap, lead_end));
             } else {
                 segments.push(segment);
             }
@@ -178,15 +185,17 @@ impl PackContext<'_> {
     }
 
     /// `range` cut into pieces of at most `max` tokens between lines, never right after a
-    /// comment, attribute or decorator line: those belong to the line they introduce.
-    fn split_lines(&self, range: Range<usize>, max: usize) -> Vec<Piece> {
+    /// comment, attribute or decorator line, nor within `lead_end` (an opening fence): those
+    /// belong to the line they introduce.
+    fn split_lines(&self, range: Range<usize>, max: usize, lead_end: usize) -> Vec<Piece> {
         let src = self.source;
         let mut groups: Vec<Range<usize>> = Vec::new();
         let mut open_group: Option<usize> = None;
         for line in lines(src, range.clone()) {
             let text = src[line.clone()].trim();
             let start = open_group.take().unwrap_or(line.start);
-            if text.is_empty() || is_comment(text) || text.starts_with('@') {
+            if text.is_empty() || is_comment(text) || text.starts_with('@') || line.end <= lead_end
+            {
                 open_group = Some(start);
             } else {
                 groups.push(start..line.end);
