@@ -245,8 +245,25 @@ impl Walker<'_> {
         {
             return true;
         }
-        if e.classes()
-            .any(|c| NAV_CLASSES.contains(&c) || c.starts_with("index-"))
+        // A link that holds words is content whatever its class: mdBook wraps every heading's
+        // text in `<a class="header">`, the class Texinfo gives its navigation bars. The
+        // permalinks these classes mark hold only a sign (`¶`) or nothing.
+        let worded_link = name == "a" && has_words(node);
+        // A link to a place on the page that shows only a sign (`§`, `¶`, `#`) is a permalink
+        // beside a heading, whatever the generator calls it.
+        if name == "a"
+            && !worded_link
+            && e.attr("href")
+                .is_some_and(|h| h.trim_start().starts_with('#'))
+            && !node
+                .descendants()
+                .any(|d| matches!(d.value(), Node::Element(x) if x.name() == "img"))
+        {
+            return true;
+        }
+        if !worded_link
+            && e.classes()
+                .any(|c| NAV_CLASSES.contains(&c) || c.starts_with("index-"))
         {
             return true;
         }
@@ -578,6 +595,14 @@ fn is_block(name: &str) -> bool {
     )
 }
 
+/// Whether any text below `node` holds a letter or a digit.
+fn has_words(node: NodeRef<'_, Node>) -> bool {
+    node.descendants().any(|d| match d.value() {
+        Node::Text(t) => t.chars().any(char::is_alphanumeric),
+        _ => false,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -608,6 +633,25 @@ mod tests {
             <div class=footer>foot</div></body>",
         );
         assert_eq!(out, "text\n");
+    }
+
+    #[test]
+    fn headings_written_as_links_keep_their_text() {
+        // mdBook puts each heading's text in `<a class="header">`; Sphinx follows it with a `¶`
+        // permalink, rustdoc with a `§` one; Texinfo's `<div class="header">` is a navigation bar.
+        let out = md(
+            "<body><div class=header><p>Next: <a href=n.html>Later node</a></p></div><main>\
+            <h1 id=own><a class=header href=#own>What Is Ownership?</a></h1><p>Rules.</p>\
+            <h2 id=rules><a class=header href=#rules>Ownership <code>Rules</code></a>\
+            <a class=headerlink href=#rules>¶</a></h2><p>Each value has an owner.</p>\
+            <h2 id=ex>Examples<a href=#ex class=anchor>§</a></h2><p>See <a href=#fn1>1</a>.</p>\
+            </main></body>",
+        );
+        assert_eq!(
+            out,
+            "# What Is Ownership?\n\nRules.\n\n## Ownership Rules\n\nEach value has an owner.\n\n\
+             ## Examples\n\nSee 1.\n"
+        );
     }
 
     #[test]
