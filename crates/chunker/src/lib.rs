@@ -421,7 +421,8 @@ impl Chunker {
         let (txt_title, mut blocks) = if is_txt {
             plaintext::parse(source, body.clone())
         } else {
-            (None, markdown::parse(source, body.clone()))
+            let html_is_text = tables == TableText::Rendered;
+            (None, markdown::parse(source, body.clone(), html_is_text))
         };
         blocks::tile(source, &mut blocks, body.clone());
         if let Some(first) = blocks.first_mut() {

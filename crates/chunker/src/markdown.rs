@@ -12,8 +12,10 @@ const MAX_DEPTH: usize = 24;
 const MAX_CONTAINER_DEPTH: usize = 6;
 
 /// Top-level blocks of `source[body]`, ranges in `source` coordinates (not yet tiled).
-pub(crate) fn parse(source: &str, body: Range<usize>) -> Vec<Block> {
-    let mut blocks = parse_text(&source[body.clone()], 0);
+/// `html_is_text`: the source was converted from a rendered page, so what parses as inline HTML
+/// is text the page showed (`impl<T> From<T>` in a heading), not markup to leave out.
+pub(crate) fn parse(source: &str, body: Range<usize>, html_is_text: bool) -> Vec<Block> {
+    let mut blocks = parse_text(&source[body.clone()], 0, html_is_text);
     shift(&mut blocks, &|o| o + body.start);
     blocks
 }
@@ -76,7 +78,7 @@ fn level_num(l: HeadingLevel) -> u8 {
 }
 
 /// Blocks of `text` with ranges relative to `text`.
-fn parse_text(text: &str, container_depth: usize) -> Vec<Block> {
+fn parse_text(text: &str, container_depth: usize, html_is_text: bool) -> Vec<Block> {
     let mut top: Vec<Block> = Vec::new();
     let mut stack: Vec<Block> = Vec::new();
     // Block starts ignored because of MAX_DEPTH, so their ends are ignored too.
@@ -106,6 +108,15 @@ fn parse_text(text: &str, container_depth: usize) -> Vec<Block> {
                         Some(parent) => parent.children.push(b),
                         None => top.push(b),
                     }
+                }
+            }
+            Event::InlineHtml(t) if html_is_text => {
+                if let Some(Block {
+                    kind: Kind::Heading { text, .. },
+                    ..
+                }) = stack.last_mut()
+                {
+                    text.push_str(&t);
                 }
             }
             Event::Text(t) | Event::Code(t) => {
@@ -144,7 +155,7 @@ fn parse_text(text: &str, container_depth: usize) -> Vec<Block> {
         }
     }
     sanitize(&mut top, text.len());
-    containers(text, &mut top, container_depth);
+    containers(text, &mut top, container_depth, html_is_text);
     top
 }
 
@@ -182,7 +193,7 @@ fn is_container_marker(line: &str) -> bool {
 /// de-indented body. CommonMark reads them as a paragraph starting with the marker line (the body
 /// continues it lazily when no blank line follows the marker), plus an indented code block when
 /// one does.
-fn containers(text: &str, blocks: &mut Vec<Block>, depth: usize) {
+fn containers(text: &str, blocks: &mut Vec<Block>, depth: usize, html_is_text: bool) {
     let mut i = 0;
     while i < blocks.len() {
         let para = &blocks[i];
@@ -212,7 +223,7 @@ fn containers(text: &str, blocks: &mut Vec<Block>, depth: usize) {
             i += 1;
             continue;
         }
-        let children = dedented_blocks(text, body_start..body_end, depth + 1);
+        let children = dedented_blocks(text, body_start..body_end, depth + 1, html_is_text);
         let container = Block {
             kind: Kind::Container { marker },
             range: para.range.start..body_end,
@@ -223,13 +234,13 @@ fn containers(text: &str, blocks: &mut Vec<Block>, depth: usize) {
     }
     for b in blocks.iter_mut() {
         if !matches!(b.kind, Kind::Container { .. }) && !b.children.is_empty() {
-            containers(text, &mut b.children, depth);
+            containers(text, &mut b.children, depth, html_is_text);
         }
     }
 }
 
 /// Parses `text[r]` with up to 4 columns of indentation removed per line, mapping ranges back.
-fn dedented_blocks(text: &str, r: Range<usize>, depth: usize) -> Vec<Block> {
+fn dedented_blocks(text: &str, r: Range<usize>, depth: usize, html_is_text: bool) -> Vec<Block> {
     let mut dedented = String::with_capacity(r.len());
     // (offset in `dedented`, offset in `text`) at the start of each line's kept content.
     let mut map: Vec<(usize, usize)> = Vec::new();
@@ -240,7 +251,7 @@ fn dedented_blocks(text: &str, r: Range<usize>, depth: usize) -> Vec<Block> {
         dedented.push_str(&line[strip..]);
         pos += line.len();
     }
-    let mut blocks = parse_text(&dedented, depth);
+    let mut blocks = parse_text(&dedented, depth, html_is_text);
     let to_source = |o: usize| -> usize {
         let k = map.partition_point(|&(d, _)| d <= o).saturating_sub(1);
         match map.get(k) {

@@ -1068,3 +1068,30 @@ fn no_piece_of_a_split_code_block_is_an_empty_fence() {
         );
     }
 }
+
+#[test]
+fn a_rendered_page_heading_keeps_what_looks_like_a_tag() {
+    // API pages name generics in headings (`impl<T> From<T> for Option<T>`): on a converted page
+    // that is text the reader saw. In a Markdown file, `<T>` is markup a browser hides.
+    let src = "# Enum Option\n\n## impl<T> From<T> for Option<T>\n\nMoves `val` into a new Some.\n";
+    let rendered = common::chunker()
+        .chunk_rendered("option.html", src, None)
+        .unwrap();
+    let last = rendered.chunks.last().unwrap();
+    assert_eq!(
+        last.heading_path.last().map(String::as_str),
+        Some("impl<T> From<T> for Option<T>"),
+        "{:?}",
+        last.heading_path
+    );
+    assert!(
+        last.text
+            .starts_with("Enum Option > impl<T> From<T> for Option<T>\n")
+    );
+    let markdown = chunk("option.md", src);
+    let last = markdown.chunks.last().unwrap();
+    assert_eq!(
+        last.heading_path.last().map(String::as_str),
+        Some("impl From for Option")
+    );
+}
