@@ -44,6 +44,7 @@ pub(crate) fn convert(bytes: &[u8]) -> Result<Converted, FormatError> {
         inline_mode: false,
         rooted,
         lang: String::new(),
+        boxes: 0,
     };
     w.walk(*root, 0);
     w.flush();
@@ -172,6 +173,8 @@ struct Walker<'a> {
     rooted: bool,
     /// Info string for code blocks (Sphinx `highlight-LANG` wrappers).
     lang: String,
+    /// Open boxes (notes, warnings): a heading in one titles the box, not a section.
+    boxes: usize,
 }
 
 impl Walker<'_> {
@@ -225,6 +228,9 @@ impl Walker<'_> {
             "Overview_element", // Texinfo short table of contents
             "contents",         // tables of contents (Texinfo, docutils)
             "mini-toc",
+            "toc",       // DocBook per-page tables of contents
+            "navheader", // DocBook Prev/Up/Home/Next bars
+            "navfooter",
         ];
         let name = e.name();
         if DROPPED.contains(&name) || (name == "header" && !self.rooted) {
@@ -291,6 +297,13 @@ impl Walker<'_> {
             return;
         }
         match name {
+            // A box's title read as a heading would make the rest of its section look like
+            // part of the box (DocBook titles each note and warning with an `<h3>`).
+            "h1" | "h2" | "h3" | "h4" | "h5" | "h6" if self.boxes > 0 => {
+                self.block_start();
+                self.children(node, depth);
+                self.flush();
+            }
             "h1" | "h2" | "h3" | "h4" | "h5" | "h6" => {
                 let level = usize::from(name.as_bytes()[1] - b'0');
                 self.block_start();
@@ -367,9 +380,12 @@ impl Walker<'_> {
                         other => other.to_string(),
                     };
                 }
+                let is_box = e.classes().any(|c| BOX_CLASSES.contains(&c));
+                self.boxes += usize::from(is_box);
                 self.flush();
                 self.children(node, depth);
                 self.flush();
+                self.boxes -= usize::from(is_box);
                 self.lang = saved;
             }
             _ => self.children(node, depth),
@@ -595,6 +611,21 @@ fn is_block(name: &str) -> bool {
     )
 }
 
+/// Classes of boxes set beside the text: admonitions (DocBook, docutils, Sphinx) and alerts.
+const BOX_CLASSES: &[&str] = &[
+    "note",
+    "warning",
+    "tip",
+    "caution",
+    "important",
+    "admonition",
+    "attention",
+    "danger",
+    "hint",
+    "callout",
+    "alert",
+];
+
 /// Whether any text below `node` holds a letter or a digit.
 fn has_words(node: NodeRef<'_, Node>) -> bool {
     node.descendants().any(|d| match d.value() {
@@ -651,6 +682,26 @@ mod tests {
             out,
             "# What Is Ownership?\n\nRules.\n\n## Ownership Rules\n\nEach value has an owner.\n\n\
              ## Examples\n\nSee 1.\n"
+        );
+    }
+
+    #[test]
+    fn a_heading_in_a_box_titles_the_box_not_the_rest_of_the_section() {
+        // DocBook: navigation bars, a per-page table of contents, and an `<h3>` titling a
+        // warning box in the middle of a section whose text goes on after the box.
+        let out = md(
+            "<body><div class=navheader><table><tr><td><a href=p.html>Prev</a></td>\
+            <td>Home</td></tr></table></div><div class=sect1><div class=toc><dl>\
+            <dt><a href=#a>12.3.1. Parsing</a></dt></dl></div>\
+            <h2 class=title>12.3.4. Highlighting Results</h2><p>ts_headline marks terms.</p>\
+            <div class=warning><h3 class=title>Warning: XSS safety</h3><p>Sanitize it.</p></div>\
+            <p>It can be slow.</p></div><div class=navfooter><table><tr><td>Next</td></tr>\
+            </table></div></body>",
+        );
+        assert_eq!(
+            out,
+            "## 12.3.4. Highlighting Results\n\nts_headline marks terms.\n\n\
+             Warning: XSS safety\n\nSanitize it.\n\nIt can be slow.\n"
         );
     }
 
