@@ -233,7 +233,9 @@ fn render(pages: &[Vec<Line>]) -> MarkdownBuilder {
     for (pi, page) in pages.iter().enumerate() {
         let pn = Some(pi as u32 + 1);
         for (li, l) in page.iter().enumerate() {
-            let lvl = (l.text.len() < 200).then(|| level(l.size)).flatten();
+            let lvl = (l.text.len() < 200 && !is_toc_entry(&l.text))
+                .then(|| level(l.size))
+                .flatten();
             if let Some(lvl) = lvl {
                 if in_heading == Some(lvl) && li > 0 {
                     b.markup(" ");
@@ -272,6 +274,26 @@ fn render(pages: &[Vec<Line>]) -> MarkdownBuilder {
         }
     }
     b
+}
+
+/// `2.3 Simple parsing . . . . . 4`: an entry of a table of contents, often set in the size of
+/// the heading it names, but not a heading (as one, a run of entries became a single heading
+/// of leader dots over every chunk below it). A dot leader, then a page number.
+fn is_toc_entry(text: &str) -> bool {
+    let line = text.trim_end();
+    let before_page = line.trim_end_matches(|c: char| c.is_ascii_digit() || "ivxlcdm".contains(c));
+    if before_page.len() == line.len() {
+        return false;
+    }
+    let leader: usize = (before_page.chars().rev())
+        .take_while(|c| matches!(c, '.' | '…' | ' ' | '\u{a0}' | '\t'))
+        .map(|c| match c {
+            '.' => 1,
+            '…' => 3,
+            _ => 0,
+        })
+        .sum();
+    leader >= 3
 }
 
 fn ends_sentence(md: &str) -> bool {
@@ -318,6 +340,14 @@ mod tests {
                 .iter()
                 .all(|p| p.len() == 1 && p[0].text == "body text")
         );
+        assert!(is_toc_entry(
+            "2.3 Simple parsing. . . . . . . . . . . . . . . . . . 4"
+        ));
+        assert!(is_toc_entry("Preface........ix"));
+        assert!(is_toc_entry("3 Utilities … 15 "));
+        assert!(!is_toc_entry("2.3 Simple parsing"));
+        assert!(!is_toc_entry("Wait for it..."));
+        assert!(!is_toc_entry("Version 1.2.3"));
         assert!(hyphenated("an exam-", "ple"));
         assert!(!hyphenated("an exam-", "Ple"));
     }

@@ -20,6 +20,16 @@ fn bash_manual_pages_and_headings() {
     // Running headers are gone, headings are reconstructed.
     assert!(!c.markdown.contains("Chapter 4: Shell Builtin Commands 4"));
     assert!(c.markdown.contains("\n## 4 Shell Builtin Commands\n"));
+    // The table of contents lists chapters in their headings' size: its entries stay text.
+    let headings: Vec<&str> = (c.markdown.lines())
+        .filter(|l| l.starts_with('#'))
+        .collect();
+    assert!(
+        headings.iter().all(|h| !h.contains(". . .")),
+        "{:?}",
+        headings.iter().find(|h| h.contains(". . ."))
+    );
+    assert!(c.markdown.contains("1 Introduction . . ."));
     let start = c.markdown.rfind("\n## 4 Shell Builtin Commands\n").unwrap() + 1;
     let at = c.markdown[start..].find("break").unwrap() + start;
     let p = c.provenance(at..at + 5);
