@@ -6,6 +6,7 @@
 use std::ops::Range;
 
 use ego_tree::NodeRef;
+use ego_tree::iter::Edge;
 use scraper::{ElementRef, Html, Node, Selector, node::Element};
 
 use crate::builder::{MarkdownBuilder, escape_cell, starts_like_block};
@@ -226,9 +227,7 @@ impl Walker<'_> {
             "section-toc",      // Texinfo per-node menu
             "Contents_element", // Texinfo table of contents
             "Overview_element", // Texinfo short table of contents
-            "contents",         // tables of contents (Texinfo, docutils)
             "mini-toc",
-            "toc",       // DocBook per-page tables of contents
             "navheader", // DocBook Prev/Up/Home/Next bars
             "navfooter",
         ];
@@ -271,6 +270,11 @@ impl Walker<'_> {
             && e.classes()
                 .any(|c| NAV_CLASSES.contains(&c) || c.starts_with("index-"))
         {
+            return true;
+        }
+        // Tables of contents (Texinfo, docutils, DocBook) are lists of links; Doxygen calls its
+        // whole page body `contents`. Dropped only when most of the text is links.
+        if e.classes().any(|c| ["contents", "toc"].contains(&c)) && mostly_links(node) {
             return true;
         }
         // Texinfo index "Jump to:" letter bars.
@@ -626,6 +630,29 @@ const BOX_CLASSES: &[&str] = &[
     "alert",
 ];
 
+/// Whether most letters and digits below `node` are the text of links.
+fn mostly_links(node: NodeRef<'_, Node>) -> bool {
+    let (mut linked, mut all, mut open_links) = (0usize, 0usize, 0usize);
+    let is_link = |n: NodeRef<'_, Node>| matches!(n.value(), Node::Element(x) if x.name() == "a");
+    for edge in node.traverse() {
+        match edge {
+            Edge::Open(n) if is_link(n) => open_links += 1,
+            Edge::Close(n) if is_link(n) => open_links -= 1,
+            Edge::Open(n) => {
+                if let Node::Text(t) = n.value() {
+                    let letters = t.chars().filter(|c| c.is_alphanumeric()).count();
+                    all += letters;
+                    if open_links > 0 {
+                        linked += letters;
+                    }
+                }
+            }
+            Edge::Close(_) => {}
+        }
+    }
+    linked * 2 > all
+}
+
 /// Whether any text below `node` holds a letter or a digit.
 fn has_words(node: NodeRef<'_, Node>) -> bool {
     node.descendants().any(|d| match d.value() {
@@ -702,6 +729,23 @@ mod tests {
             out,
             "## 12.3.4. Highlighting Results\n\nts_headline marks terms.\n\n\
              Warning: XSS safety\n\nSanitize it.\n\nIt can be slow.\n"
+        );
+    }
+
+    #[test]
+    fn contents_is_a_table_of_contents_only_when_it_is_mostly_links() {
+        // docutils' table of contents, then Doxygen's page body, both `div.contents`.
+        let out = md(
+            "<body><div class=\"contents topic\"><p>Contents</p><ul><li><a href=#a>Setup \
+            and first steps</a></li><li><a href=#b>Configuration reference</a></li></ul></div>\
+            <div class=header><div class=title>std::vector Class Reference</div></div>\
+            <div class=contents><div class=textblock><p>A standard container which offers \
+            fixed time access to individual elements in any order.</p></div></div></body>",
+        );
+        assert_eq!(
+            out,
+            "A standard container which offers fixed time access to individual elements in any \
+             order.\n"
         );
     }
 
