@@ -23,32 +23,15 @@
 set -euo pipefail
 
 . "$(dirname "${BASH_SOURCE[0]}")/paths.sh"
+. "$root/benches/unseen_common.sh"
 questions="$root/benches/questions/git-docs.jsonl"
 checked_version="1:2.39.5-0+deb12u3"
 
-peer=0
-keep=""
-while [ $# -gt 0 ]; do
-    case "$1" in
-        --peer) peer=1; shift ;;
-        --keep) keep="${2:?--keep needs a folder}"; shift 2 ;;
-        -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
-        *) echo "unknown argument: $1 (see --help)" >&2; exit 2 ;;
-    esac
-done
-[ -x "$bin" ] || { echo "rag-index binary not found at $bin (set RAG_INDEX_BIN); this script builds nothing" >&2; exit 2; }
-[ -d "$model" ] || { echo "model folder not found: $model" >&2; exit 2; }
+peer_allowed=1
+unseen_args "$@"
 command -v apt-get >/dev/null && command -v dpkg-deb >/dev/null \
     || { echo "apt-get and dpkg-deb are needed to fetch git-doc" >&2; exit 2; }
-
-if [ -n "$keep" ]; then
-    mkdir -p "$keep"
-    work="$(cd "$keep" && pwd)"
-else
-    work="$(mktemp -d "${TMPDIR:-/tmp}/unseen-git-docs.XXXXXX")"
-    trap 'rm -rf "$work"' EXIT
-fi
-export RAG_INDEX_MODEL_DIR="$model"
+unseen_workdir git-docs
 
 if [ ! -d "$work/docs" ]; then
     mkdir -p "$work/deb" "$work/unpacked" "$work/docs"
@@ -57,19 +40,7 @@ if [ ! -d "$work/docs" ]; then
     cp "$work"/unpacked/usr/share/doc/git-doc/*.html "$work/docs/"
 fi
 echo "corpus: $(ls "$work/docs" | wc -l) pages from $(basename "$work"/deb/git-doc_*.deb)"
-python3 "$root/benches/questions/check_html_evidence.py" "$questions" "$work/docs" \
-    || { echo "the questions do not match these pages (another git-doc version?)" >&2; exit 1; }
-
-index="$work/index"
-start=$(date +%s.%N)
-"$bin" sync "$work/docs" --index "$index" 2>"$work/sync.stderr" || true
-end=$(date +%s.%N)
-awk -v a="$start" -v b="$end" 'BEGIN { printf "rag-index sync: %.1f s\n", b - a }'
-"$bin" stats --index "$index" | grep -E '^(files|chunks|disk):'
-for mode in hybrid dense lexical; do
-    echo "== rag-index eval --exact --mode $mode"
-    "$bin" eval "$questions" --index "$index" --exact --mode "$mode" 2>/dev/null
-done
+unseen_score "$work/docs" "$questions"
 
 if [ "$peer" = 1 ]; then
     venv="$root/benches/peers/.venv-langchain"

@@ -20,30 +20,14 @@
 set -euo pipefail
 
 . "$(dirname "${BASH_SOURCE[0]}")/paths.sh"
+. "$root/benches/unseen_common.sh"
 questions="$root/benches/questions/postgres-docs.jsonl"
 checked_version="15.18-0+deb12u1"
 
-keep=""
-while [ $# -gt 0 ]; do
-    case "$1" in
-        --keep) keep="${2:?--keep needs a folder}"; shift 2 ;;
-        -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
-        *) echo "unknown argument: $1 (see --help)" >&2; exit 2 ;;
-    esac
-done
-[ -x "$bin" ] || { echo "rag-index binary not found at $bin (set RAG_INDEX_BIN); this script builds nothing" >&2; exit 2; }
-[ -d "$model" ] || { echo "model folder not found: $model" >&2; exit 2; }
+unseen_args "$@"
 command -v apt-get >/dev/null && command -v dpkg-deb >/dev/null \
     || { echo "apt-get and dpkg-deb are needed to fetch postgresql-doc-15" >&2; exit 2; }
-
-if [ -n "$keep" ]; then
-    mkdir -p "$keep"
-    work="$(cd "$keep" && pwd)"
-else
-    work="$(mktemp -d "${TMPDIR:-/tmp}/unseen-postgres-docs.XXXXXX")"
-    trap 'rm -rf "$work"' EXIT
-fi
-export RAG_INDEX_MODEL_DIR="$model"
+unseen_workdir postgres-docs
 
 if [ ! -d "$work/docs" ]; then
     mkdir -p "$work/deb" "$work/unpacked" "$work/docs"
@@ -56,22 +40,10 @@ if [ ! -d "$work/docs" ]; then
     done
 fi
 echo "corpus: $(ls "$work/docs" | wc -l) pages from $(basename "$work"/deb/postgresql-doc-15_*.deb)"
-python3 "$root/benches/questions/check_html_evidence.py" "$questions" "$work/docs" \
-    || { echo "the questions do not match these pages (another version of the manual?)" >&2; exit 1; }
-
-index="$work/index"
-start=$(date +%s.%N)
-"$bin" sync "$work/docs" --index "$index" 2>"$work/sync.stderr" || true
-end=$(date +%s.%N)
-awk -v a="$start" -v b="$end" 'BEGIN { printf "rag-index sync: %.1f s\n", b - a }'
-"$bin" stats --index "$index" | grep -E '^(files|chunks|disk):'
-"$bin" dump --index "$index" | python3 -c '
+structure_check='
 import json, re, sys
 chunks = [json.loads(line) for line in sys.stdin]
 boxed = sum(bool(re.match(r"(Note|Warning|Tip|Caution|Important)\b", c["heading_path"][-1])) for c in chunks)
 bars = sum(all(w in c["text"] for w in ("Prev", "Home", "Next")) for c in chunks)
 print(f"chunks under a box title: {boxed}; holding a Prev/Home/Next bar: {bars}; of {len(chunks)}")'
-for mode in hybrid dense lexical; do
-    echo "== rag-index eval --exact --mode $mode"
-    "$bin" eval "$questions" --index "$index" --exact --mode "$mode" 2>/dev/null
-done
+unseen_score "$work/docs" "$questions"

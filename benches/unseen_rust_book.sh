@@ -20,48 +20,20 @@
 set -euo pipefail
 
 . "$(dirname "${BASH_SOURCE[0]}")/paths.sh"
+. "$root/benches/unseen_common.sh"
 questions="$root/benches/questions/rust-book.jsonl"
 
-keep=""
-while [ $# -gt 0 ]; do
-    case "$1" in
-        --keep) keep="${2:?--keep needs a folder}"; shift 2 ;;
-        -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
-        *) echo "unknown argument: $1 (see --help)" >&2; exit 2 ;;
-    esac
-done
-[ -x "$bin" ] || { echo "rag-index binary not found at $bin (set RAG_INDEX_BIN); this script builds nothing" >&2; exit 2; }
-[ -d "$model" ] || { echo "model folder not found: $model" >&2; exit 2; }
+unseen_args "$@"
 book="$(rustc --print sysroot)/share/doc/rust/html/book"
 [ -f "$book/ch01-00-getting-started.html" ] \
     || { echo "the Rust book is not at $book (rustup component add rust-docs)" >&2; exit 2; }
-
-if [ -n "$keep" ]; then
-    mkdir -p "$keep"
-    work="$(cd "$keep" && pwd)"
-else
-    work="$(mktemp -d "${TMPDIR:-/tmp}/unseen-rust-book.XXXXXX")"
-    trap 'rm -rf "$work"' EXIT
-fi
-export RAG_INDEX_MODEL_DIR="$model"
+unseen_workdir rust-book
 
 mkdir -p "$work/docs"
 find "$book" -maxdepth 1 -name '*.html' ! -name print.html -exec cp {} "$work/docs/" \;
 echo "corpus: $(ls "$work/docs" | wc -l) pages of the book from $(rustc --version)"
-python3 "$root/benches/questions/check_html_evidence.py" "$questions" "$work/docs" \
-    || { echo "the questions do not match these pages (another edition of the book?)" >&2; exit 1; }
-
-index="$work/index"
-start=$(date +%s.%N)
-"$bin" sync "$work/docs" --index "$index" 2>"$work/sync.stderr" || true
-end=$(date +%s.%N)
-awk -v a="$start" -v b="$end" 'BEGIN { printf "rag-index sync: %.1f s\n", b - a }'
-"$bin" stats --index "$index" | grep -E '^(files|chunks|disk):'
-"$bin" dump --index "$index" | python3 -c '
+structure_check='
 import json, sys
 paths = [json.loads(line)["heading_path"] for line in sys.stdin]
 print(f"chunks under a section heading: {sum(len(p) > 1 for p in paths)} of {len(paths)}")'
-for mode in hybrid dense lexical; do
-    echo "== rag-index eval --exact --mode $mode"
-    "$bin" eval "$questions" --index "$index" --exact --mode "$mode" 2>/dev/null
-done
+unseen_score "$work/docs" "$questions"

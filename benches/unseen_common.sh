@@ -1,0 +1,56 @@
+# Sourced by the benches/unseen_*.sh scripts, which score rag-index on documents no one tuned it
+# on. Defines:
+#   unseen_args "$@"      --keep DIR, --peer (when $peer_allowed is 1), --help (the caller's
+#                         header comment); sets $keep and $peer
+#   unseen_workdir NAME   $work: --keep's folder, else a temporary one removed at exit
+#   unseen_score DOCS QUESTIONS
+#                         evidence checked against the pages, then a timed `rag-index sync` into
+#                         $work/index, its stats, and `eval --exact` in hybrid, dense and lexical
+#                         modes; $structure_check (Python reading `rag-index dump` lines on stdin),
+#                         when set, prints what the script measures of the chunks' structure.
+# Needs $bin and $model from paths.sh.
+
+unseen_args() {
+    keep=""
+    peer=0
+    while [ $# -gt 0 ]; do
+        case "$1" in
+            --keep) keep="${2:?--keep needs a folder}"; shift 2 ;;
+            --peer) [ "${peer_allowed:-0}" = 1 ] || { echo "unknown argument: --peer" >&2; exit 2; }
+                peer=1; shift ;;
+            -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
+            *) echo "unknown argument: $1 (see --help)" >&2; exit 2 ;;
+        esac
+    done
+    [ -x "$bin" ] || { echo "rag-index binary not found at $bin (set RAG_INDEX_BIN); this script builds nothing" >&2; exit 2; }
+    [ -d "$model" ] || { echo "model folder not found: $model" >&2; exit 2; }
+    export RAG_INDEX_MODEL_DIR="$model"
+}
+
+unseen_workdir() {
+    if [ -n "$keep" ]; then
+        mkdir -p "$keep"
+        work="$(cd "$keep" && pwd)"
+    else
+        work="$(mktemp -d "${TMPDIR:-/tmp}/unseen-$1.XXXXXX")"
+        trap 'rm -rf "$work"' EXIT
+    fi
+}
+
+unseen_score() {
+    local docs="$1" questions="$2" index="$work/index" start end
+    python3 "$root/benches/questions/check_html_evidence.py" "$questions" "$docs" \
+        || { echo "the questions do not match these pages (another version of them?)" >&2; exit 1; }
+    start=$(date +%s.%N)
+    "$bin" sync "$docs" --index "$index" 2>"$work/sync.stderr" || true
+    end=$(date +%s.%N)
+    awk -v a="$start" -v b="$end" 'BEGIN { printf "rag-index sync: %.1f s\n", b - a }'
+    "$bin" stats --index "$index" | grep -E '^(files|chunks|disk):'
+    if [ -n "${structure_check:-}" ]; then
+        "$bin" dump --index "$index" | python3 -c "$structure_check"
+    fi
+    for mode in hybrid dense lexical; do
+        echo "== rag-index eval --exact --mode $mode"
+        "$bin" eval "$questions" --index "$index" --exact --mode "$mode" 2>/dev/null
+    done
+}
