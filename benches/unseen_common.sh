@@ -3,6 +3,10 @@
 #   unseen_args "$@"      --keep DIR, --peer (when $peer_allowed is 1), --help (the caller's
 #                         header comment); sets $keep and $peer
 #   unseen_workdir NAME   $work: --keep's folder, else a temporary one removed at exit
+#   unseen_deb PACKAGE VERSION
+#                         the Debian package unpacked under $work/unpacked (VERSION when the
+#                         mirror still has it, else the current one; kept across --keep runs);
+#                         $deb names the file
 #   unseen_score DOCS QUESTIONS
 #                         evidence checked against the pages, then a timed `rag-index sync` into
 #                         $work/index, its stats, and `eval --exact` in hybrid, dense and lexical
@@ -35,6 +39,17 @@ unseen_workdir() {
         work="$(mktemp -d "${TMPDIR:-/tmp}/unseen-$1.XXXXXX")"
         trap 'rm -rf "$work"' EXIT
     fi
+}
+
+unseen_deb() {
+    command -v apt-get >/dev/null && command -v dpkg-deb >/dev/null \
+        || { echo "apt-get and dpkg-deb are needed to fetch $1" >&2; exit 2; }
+    if ! ls "$work"/deb/"$1"_*.deb >/dev/null 2>&1; then
+        mkdir -p "$work/deb" "$work/unpacked"
+        (cd "$work/deb" && { apt-get download "$1=$2" 2>/dev/null || apt-get download "$1"; })
+        dpkg-deb -x "$work"/deb/"$1"_*.deb "$work/unpacked"
+    fi
+    deb="$(basename "$work"/deb/"$1"_*.deb)"
 }
 
 unseen_score() {

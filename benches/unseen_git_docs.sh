@@ -29,17 +29,11 @@ checked_version="1:2.39.5-0+deb12u3"
 
 peer_allowed=1
 unseen_args "$@"
-command -v apt-get >/dev/null && command -v dpkg-deb >/dev/null \
-    || { echo "apt-get and dpkg-deb are needed to fetch git-doc" >&2; exit 2; }
 unseen_workdir git-docs
-
-if [ ! -d "$work/docs" ]; then
-    mkdir -p "$work/deb" "$work/unpacked" "$work/docs"
-    (cd "$work/deb" && { apt-get download "git-doc=$checked_version" 2>/dev/null || apt-get download git-doc; })
-    dpkg-deb -x "$work"/deb/git-doc_*.deb "$work/unpacked"
-    cp "$work"/unpacked/usr/share/doc/git-doc/*.html "$work/docs/"
-fi
-echo "corpus: $(ls "$work/docs" | wc -l) pages from $(basename "$work"/deb/git-doc_*.deb)"
+unseen_deb git-doc "$checked_version"
+mkdir -p "$work/docs"
+cp "$work"/unpacked/usr/share/doc/git-doc/*.html "$work/docs/"
+echo "corpus: $(ls "$work/docs" | wc -l) pages from $deb"
 unseen_score "$work/docs" "$questions"
 
 if [ "$peer" = 1 ]; then

@@ -25,21 +25,14 @@ questions="$root/benches/questions/postgres-docs.jsonl"
 checked_version="15.18-0+deb12u1"
 
 unseen_args "$@"
-command -v apt-get >/dev/null && command -v dpkg-deb >/dev/null \
-    || { echo "apt-get and dpkg-deb are needed to fetch postgresql-doc-15" >&2; exit 2; }
 unseen_workdir postgres-docs
-
-if [ ! -d "$work/docs" ]; then
-    mkdir -p "$work/deb" "$work/unpacked" "$work/docs"
-    (cd "$work/deb" && { apt-get download "postgresql-doc-15=$checked_version" 2>/dev/null \
-        || apt-get download postgresql-doc-15; })
-    dpkg-deb -x "$work"/deb/postgresql-doc-15_*.deb "$work/unpacked"
-    html="$work/unpacked/usr/share/doc/postgresql-doc-15/html"
-    for pattern in 'runtime-config-*' 'textsearch-*' 'sql-create*' 'sql-alter*' 'wal-*' 'routine-*'; do
-        find "$html" -maxdepth 1 -name "$pattern.html" -exec cp {} "$work/docs/" \;
-    done
-fi
-echo "corpus: $(ls "$work/docs" | wc -l) pages from $(basename "$work"/deb/postgresql-doc-15_*.deb)"
+unseen_deb postgresql-doc-15 "$checked_version"
+html="$work/unpacked/usr/share/doc/postgresql-doc-15/html"
+mkdir -p "$work/docs"
+for pattern in 'runtime-config-*' 'textsearch-*' 'sql-create*' 'sql-alter*' 'wal-*' 'routine-*'; do
+    find "$html" -maxdepth 1 -name "$pattern.html" -exec cp {} "$work/docs/" \;
+done
+echo "corpus: $(ls "$work/docs" | wc -l) pages from $deb"
 structure_check='
 import json, re, sys
 chunks = [json.loads(line) for line in sys.stdin]
