@@ -223,7 +223,6 @@ impl Walker<'_> {
             "copiable-anchor",  // Texinfo ¶ anchors
             "sphinxsidebar",    // Sphinx sidebar
             "related",          // Sphinx top/bottom navigation bars
-            "header",           // Texinfo node navigation (Next/Previous/Up)
             "section-toc",      // Texinfo per-node menu
             "Contents_element", // Texinfo table of contents
             "Overview_element", // Texinfo short table of contents
@@ -272,9 +271,14 @@ impl Walker<'_> {
         {
             return true;
         }
-        // Tables of contents (Texinfo, docutils, DocBook) are lists of links; Doxygen calls its
-        // whole page body `contents`. Dropped only when most of the text is links.
-        if e.classes().any(|c| ["contents", "toc"].contains(&c)) && mostly_links(node) {
+        // Tables of contents (Texinfo, docutils, DocBook) and Texinfo's Next/Previous/Up bars
+        // (`header`) are mostly links; Doxygen calls its whole page body `contents`, Javadoc
+        // puts a page's `<h1>` in a `header`. Dropped only when most of the text is links.
+        if !worded_link
+            && e.classes()
+                .any(|c| ["contents", "toc", "header"].contains(&c))
+            && mostly_links(node)
+        {
             return true;
         }
         // Texinfo index "Jump to:" letter bars.
@@ -733,19 +737,22 @@ mod tests {
     }
 
     #[test]
-    fn contents_is_a_table_of_contents_only_when_it_is_mostly_links() {
-        // docutils' table of contents, then Doxygen's page body, both `div.contents`.
+    fn contents_and_header_are_navigation_only_when_they_are_mostly_links() {
+        // docutils' table of contents and Texinfo's Next/Up bar are dropped; Javadoc's header
+        // (the page's `<h1>`) and Doxygen's page body (`div.contents`) are the page.
         let out = md(
             "<body><div class=\"contents topic\"><p>Contents</p><ul><li><a href=#a>Setup \
             and first steps</a></li><li><a href=#b>Configuration reference</a></li></ul></div>\
-            <div class=header><div class=title>std::vector Class Reference</div></div>\
+            <div class=header><p>Next: <a href=n.html>Shell Syntax</a>, Up: \
+            <a href=u.html>Basic Shell Features</a></p></div>\
+            <div class=header><h1 class=title>Class Vector</h1></div>\
             <div class=contents><div class=textblock><p>A standard container which offers \
             fixed time access to individual elements in any order.</p></div></div></body>",
         );
         assert_eq!(
             out,
-            "A standard container which offers fixed time access to individual elements in any \
-             order.\n"
+            "# Class Vector\n\nA standard container which offers fixed time access to \
+             individual elements in any order.\n"
         );
     }
 
