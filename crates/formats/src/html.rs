@@ -634,7 +634,12 @@ const BOX_CLASSES: &[&str] = &[
     "alert",
 ];
 
-/// Whether most letters and digits below `node` are the text of links.
+/// Letters read to judge whether an element is mostly links: enough for any table of contents,
+/// and a bound on the work, since such elements may nest (up to `MAX_DEPTH`) around a whole page.
+const LINK_SAMPLE_LETTERS: usize = 16_384;
+
+/// Whether most letters and digits below `node` (the first [`LINK_SAMPLE_LETTERS`]) are the
+/// text of links.
 fn mostly_links(node: NodeRef<'_, Node>) -> bool {
     let (mut linked, mut all, mut open_links) = (0usize, 0usize, 0usize);
     let is_link = |n: NodeRef<'_, Node>| matches!(n.value(), Node::Element(x) if x.name() == "a");
@@ -644,10 +649,15 @@ fn mostly_links(node: NodeRef<'_, Node>) -> bool {
             Edge::Close(n) if is_link(n) => open_links -= 1,
             Edge::Open(n) => {
                 if let Node::Text(t) = n.value() {
-                    let letters = t.chars().filter(|c| c.is_alphanumeric()).count();
+                    let letters = (t.chars().filter(|c| c.is_alphanumeric()))
+                        .take(LINK_SAMPLE_LETTERS - all)
+                        .count();
                     all += letters;
                     if open_links > 0 {
                         linked += letters;
+                    }
+                    if all >= LINK_SAMPLE_LETTERS {
+                        break;
                     }
                 }
             }
@@ -754,6 +764,21 @@ mod tests {
             "# Class Vector\n\nA standard container which offers fixed time access to \
              individual elements in any order.\n"
         );
+    }
+
+    #[test]
+    fn a_link_share_is_judged_on_a_bounded_sample() {
+        // Elements judged by their links may nest around a whole page: each reads a bounded
+        // sample, so the work does not grow with depth times page size.
+        let words = "word ".repeat(5_000); // 20,000 letters
+        let links = "<a href=#x>link</a> ".repeat(10_000); // 40,000 letters of links
+        let share = |html: String| {
+            let doc = Html::parse_document(&html);
+            let div = doc.select(&Selector::parse("div").unwrap()).next().unwrap();
+            mostly_links(*div)
+        };
+        assert!(!share(format!("<div><p>{words}</p>{links}</div>")));
+        assert!(share(format!("<div>{links}<p>{words}</p></div>")));
     }
 
     #[test]
