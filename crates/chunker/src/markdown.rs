@@ -110,16 +110,8 @@ fn parse_text(text: &str, container_depth: usize, html_is_text: bool) -> Vec<Blo
                     }
                 }
             }
-            Event::InlineHtml(t) if html_is_text => {
-                if let Some(Block {
-                    kind: Kind::Heading { text, .. },
-                    ..
-                }) = stack.last_mut()
-                {
-                    text.push_str(&t);
-                }
-            }
-            Event::Text(t) | Event::Code(t) => {
+            Event::InlineHtml(_) if !html_is_text => {}
+            Event::Text(t) | Event::Code(t) | Event::InlineHtml(t) => {
                 if let Some(Block {
                     kind: Kind::Heading { text, .. },
                     ..

@@ -274,10 +274,7 @@ impl Walker<'_> {
         // Tables of contents (Texinfo, docutils, DocBook) and Texinfo's Next/Previous/Up bars
         // (`header`) are mostly links; Doxygen calls its whole page body `contents`, Javadoc
         // puts a page's `<h1>` in a `header`. Dropped only when most of the text is links.
-        if !worded_link
-            && e.classes()
-                .any(|c| ["contents", "toc", "header"].contains(&c))
-            && mostly_links(node)
+        if !worded_link && e.classes().any(|c| LINK_LIST_CLASSES.contains(&c)) && mostly_links(node)
         {
             return true;
         }
@@ -633,6 +630,10 @@ const BOX_CLASSES: &[&str] = &[
     "callout",
     "alert",
 ];
+
+/// Classes that name a list of links on some generators and the page itself on others
+/// (Doxygen's body is `contents`, Javadoc's `<h1>` sits in a `header`): judged by their links.
+const LINK_LIST_CLASSES: &[&str] = &["contents", "toc", "header"];
 
 /// Letters read to judge whether an element is mostly links: enough for any table of contents,
 /// and a bound on the work, since such elements may nest (up to `MAX_DEPTH`) around a whole page.
