@@ -1,6 +1,7 @@
 //! Chunking throughput on hostile inputs next to normal prose, in the same run: 1 MB of base64
 //! (one unbroken line, and wrapped at 76 columns), 1 MB of comma-separated numbers (without and
-//! with spaces) and 1 MB of real prose (Traefik docs concatenated). Every step of chunking must
+//! with spaces), 1 MB of colon-fenced boxes (none closed, each closed, nested 700 deep) and
+//! 1 MB of real prose (Traefik docs concatenated). Every step of chunking must
 //! stay near-linear: a 256 KB data URI once took minutes.
 //!
 //! `cargo bench -p rag-chunker --bench hostile_inputs`
@@ -41,6 +42,27 @@ fn numbers(sep: &str) -> String {
         out.push_str(&i.to_string());
         out.push_str(sep);
         i += 1;
+    }
+    out
+}
+
+/// `unit` repeated to about [`SIZE`] bytes.
+fn repeat_to_size(unit: &str) -> String {
+    unit.repeat(SIZE / unit.len())
+}
+
+/// Boxes inside boxes, each opening fence one colon longer, then every closing fence.
+fn nested_fences() -> String {
+    let levels = 700;
+    let mut out = String::with_capacity(SIZE);
+    for depth in 0..levels {
+        out.push_str(&format!(
+            "{} note {depth}\n\nLevel {depth}.\n\n",
+            ":".repeat(3 + depth)
+        ));
+    }
+    for depth in (0..levels).rev() {
+        out.push_str(&format!("{}\n\n", ":".repeat(3 + depth)));
     }
     out
 }
@@ -89,6 +111,15 @@ fn main() {
         ("base64, 76 columns", format!("# Key\n\n{wrapped}")),
         ("numbers `1,2,3` (no spaces)", numbers(",")),
         ("numbers `1, 2, 3`", numbers(", ")),
+        (
+            "colon fences, none closed",
+            repeat_to_size("::: tip Box\n\nThe text of a box.\n\n"),
+        ),
+        (
+            "colon fences, each closed",
+            repeat_to_size("::: tip Box\nThe text of a box.\n:::\n\n"),
+        ),
+        ("colon fences, nested deep", nested_fences()),
     ];
     println!(
         "{:<30} {:>9} {:>8} {:>9} {:>8}",

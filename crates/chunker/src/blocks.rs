@@ -18,8 +18,9 @@ pub(crate) enum Kind {
     List,
     Item,
     Quote,
-    /// mkdocs admonition or content tab: a marker line (`!!! note`, `=== "YAML"`) and its
-    /// indented body. `marker` is the marker line, repeated at the head of continuation pieces.
+    /// A box: a mkdocs admonition or content tab (a marker line, `!!! note` or `=== "YAML"`,
+    /// and its indented body), or the text between colon fences (`::: tip` … `:::`). `marker`
+    /// is the marker or opening line, repeated at the head of continuation pieces.
     Container {
         marker: Range<usize>,
     },

@@ -1,4 +1,7 @@
-//! Markdown to block tree with pulldown-cmark (CommonMark + GFM tables), plus mkdocs containers.
+//! Markdown to block tree with pulldown-cmark (CommonMark + GFM tables), plus boxes: mkdocs
+//! admonitions and tabs, and boxes between colon fences ([`colon_fence`]).
+
+mod colon_fence;
 
 use std::ops::Range;
 
@@ -147,6 +150,7 @@ fn parse_text(text: &str, container_depth: usize, html_is_text: bool) -> Vec<Blo
         }
     }
     sanitize(&mut top, text.len());
+    colon_fence::fold(text, &mut top, container_depth, html_is_text);
     containers(text, &mut top, container_depth, html_is_text);
     top
 }

@@ -271,9 +271,11 @@ impl PackContext<'_> {
     }
 }
 
-/// Whether `text` has a line that is more than headings, markers and blank space.
+/// Whether `text` has a line that is more than headings, markers, HTML comments (a reader of
+/// the page never sees them) and blank space.
 fn has_text(text: &str) -> bool {
-    let lines: Vec<&str> = text.lines().map(strip_markers).collect();
+    let shown = without_html_comments(text);
+    let lines: Vec<&str> = shown.lines().map(strip_markers).collect();
     lines.iter().enumerate().any(|(k, line)| {
         let setext_title = lines.get(k + 1).is_some_and(|next| is_rule(next));
         let bare = line.is_empty()
@@ -283,6 +285,24 @@ fn has_text(text: &str) -> bool {
             || is_container_marker(line);
         !bare
     })
+}
+
+/// `text` less its complete HTML comments (`<!-- … -->`); an unclosed one is kept.
+fn without_html_comments(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains("<!--") {
+        return text.into();
+    }
+    let mut shown = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(open) = rest.find("<!--") {
+        let Some(close) = rest[open + 4..].find("-->") else {
+            break;
+        };
+        shown.push_str(&rest[..open]);
+        rest = &rest[open + 4 + close + 3..];
+    }
+    shown.push_str(rest);
+    shown.into()
 }
 
 /// `line` without leading whitespace, quote markers and list markers.
@@ -330,9 +350,12 @@ fn is_rule(line: &str) -> bool {
         .is_some_and(|first| "-=*_".contains(first) && marks.all(|c| c == first))
 }
 
-/// An mkdocs admonition or content tab marker line (`!!! note "Title"`, `=== "YAML"`).
+/// A box's marker line: an mkdocs admonition or content tab (`!!! note "Title"`, `=== "YAML"`)
+/// or a colon fence (`::: tip`, `:::`).
 fn is_container_marker(line: &str) -> bool {
-    ["!!!", "???", "=== "].iter().any(|m| line.starts_with(m))
+    ["!!!", "???", "=== ", ":::"]
+        .iter()
+        .any(|m| line.starts_with(m))
 }
 
 /// The headings of a section as its path: the open headings, less a first one that repeats the

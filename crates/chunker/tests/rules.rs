@@ -1095,3 +1095,132 @@ fn a_rendered_page_heading_keeps_what_looks_like_a_tag() {
         Some("impl From for Option")
     );
 }
+
+#[test]
+fn a_box_between_colon_fences_keeps_its_opening_line() {
+    // VitePress, Docusaurus and Pandoc boxes: the fence lines are paragraphs to CommonMark, so
+    // a cut could fall between a box's title and its text, or leave a closing fence alone.
+    let boxes = [
+        ("::: warning Using Vite on WSL 2", ":::"),
+        (":::note[Formatting reversibility]", ":::"),
+        (":::: danger Nested fences", "::::"),
+        ("::: {.callout-tip title=\"Cache\"}", ":::"),
+    ];
+    for (open, close) in boxes {
+        for lead in [0, 3, 6, 9, 12, 15] {
+            for box_sentences in [2, 9, 20] {
+                let mut src = String::from("# Guide\n\n## Server options\n\n");
+                for i in 0..lead {
+                    src.push_str(&format!(
+                        "Lead paragraph {i} explains how the server answers a request on time.\n\n"
+                    ));
+                }
+                src.push_str(open);
+                src.push_str("\n\n");
+                for i in 0..box_sentences {
+                    src.push_str(&format!(
+                        "Box sentence {i} tells what breaks when files live on the other side.\n"
+                    ));
+                    if i % 4 == 3 {
+                        src.push('\n');
+                    }
+                }
+                src.push_str(&format!("\n{close}\n\nAfter the box, the page goes on.\n"));
+                for chunker in [common::chunker(), small(128, 100)] {
+                    let doc = chunker.chunk("guide.md", &src).expect("chunk");
+                    for c in &doc.chunks {
+                        let last = c.text.lines().rev().find(|l| !l.trim().is_empty());
+                        assert_ne!(
+                            last,
+                            Some(open),
+                            "{open} ({lead}, {box_sentences}): a chunk ends on the opening line:\n{}",
+                            c.text
+                        );
+                        if c.text.contains("Box sentence") {
+                            assert!(
+                                c.text.contains(open),
+                                "{open} ({lead}, {box_sentences}): box text without its opening line:\n{}",
+                                c.text
+                            );
+                        }
+                        let body = c.text.split_once("\n\n").map_or("", |(_, b)| b);
+                        assert!(
+                            body.lines()
+                                .any(|l| !l.trim().is_empty() && !l.trim().starts_with(":::")),
+                            "{open} ({lead}, {box_sentences}): a chunk of fence lines only:\n{}",
+                            c.text
+                        );
+                    }
+                    for i in 0..box_sentences {
+                        let s = format!("Box sentence {i} tells");
+                        assert!(doc.chunks.iter().any(|c| c.text.contains(&s)), "{s} lost");
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn colon_fences_around_sections_leave_the_headings_to_the_document() {
+    // A Pandoc div around whole sections wraps structure, not a box: its headings still head
+    // their chunks.
+    let mut src = String::from("# Manual\n\n::: {.section}\n\n");
+    for s in ["Install", "Configure"] {
+        src.push_str(&format!("## {s}\n\n"));
+        for i in 0..12 {
+            src.push_str(&format!("Step {i} of {s} is described in words here.\n\n"));
+        }
+    }
+    src.push_str(":::\n");
+    let doc = chunk("manual.md", &src);
+    for s in ["Install", "Configure"] {
+        assert!(
+            doc.chunks
+                .iter()
+                .any(|c| c.heading_path.last().map(String::as_str) == Some(s)),
+            "no chunk headed {s}"
+        );
+    }
+}
+
+#[test]
+fn an_html_comment_is_never_a_chunk_of_its_own_when_it_can_join_one() {
+    // Comments are invisible on the rendered page (authors' TODOs, notes to contributors): a
+    // chunk holding only one answers nothing.
+    let mut spilled = 0;
+    for lead in 1..30 {
+        let mut src = String::from("# Guide\n\n## Requirements files\n\n");
+        for i in 0..lead {
+            src.push_str(&format!(
+                "Step {i} says which packages the project needs, and why it pins them:\n\n\
+                 ```console\n$ pip install -r requirements-{i}.txt --require-hashes\n```\n\n"
+            ));
+        }
+        src.push_str("<!--- TODO: Discuss equivalent commands for `compile` -->\n\n");
+        src.push_str("## Development dependencies\n\nThe file format holds one set at once.\n");
+        let doc = chunk("guide.md", &src);
+        assert!(
+            doc.chunks.iter().any(|c| c.text.contains("TODO: Discuss")),
+            "{lead}: the comment is in no chunk"
+        );
+        for c in &doc.chunks {
+            let body = c.text.split_once("\n\n").map_or("", |(_, b)| b);
+            let shown = body
+                .lines()
+                .filter(|l| !l.trim().is_empty() && !l.contains("<!--") && !l.starts_with('#'));
+            assert!(
+                shown.count() > 0,
+                "{lead}: a chunk of a comment only:\n{}",
+                c.text
+            );
+        }
+        let first_of_next = doc
+            .chunks
+            .iter()
+            .find(|c| c.text.contains("The file format holds"))
+            .expect("next section");
+        spilled += usize::from(first_of_next.text.contains("TODO: Discuss"));
+    }
+    assert!(spilled > 0, "the comment never had to leave its section");
+}
