@@ -4,7 +4,7 @@
 
 Usage: benches/markdown_boxes.py [--bin RAG_INDEX] DOCS_DIR [DOCS_DIR ...]
 
-Runs `rag-index chunks --json` over every .md file of each folder (no index is built) and
+Runs `rag-index chunks --json` over every .md and .mdx file of each folder (no index is built) and
 prints, per folder: chunks; boxes found in the sources (fences inside code ignored); boxes
 whose text spreads over more than one chunk; boxes with a chunk holding some of their text but
 not their opening line (a box's title cut from its text); chunks ending on an opening fence;
@@ -59,7 +59,7 @@ def nothing_to_read(text: str) -> bool:
 
 def measure(binary: str, folder: str) -> None:
     files = sorted(
-        os.path.join(d, f) for d, _, names in os.walk(folder) for f in names if f.endswith(".md")
+        os.path.join(d, f) for d, _, names in os.walk(folder) for f in names if f.endswith((".md", ".mdx"))
     )
     out = subprocess.run(
         [binary, "chunks", "--json", *files], capture_output=True, text=True, check=True

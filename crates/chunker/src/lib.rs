@@ -55,6 +55,7 @@ mod count;
 mod frontmatter;
 mod label;
 mod markdown;
+mod mdx;
 mod pack;
 mod piece;
 mod plaintext;
@@ -417,6 +418,11 @@ impl Chunker {
                 }
             }
         };
+        let body_start = if mdx::is_mdx(path) {
+            mdx::text_start(source, body_start)
+        } else {
+            body_start
+        };
         let body = body_start..source.len();
         let (txt_title, mut blocks) = if is_txt {
             plaintext::parse(source, body.clone())
@@ -608,8 +614,9 @@ fn is_plain_text(path: &str) -> bool {
     })
 }
 
-/// Where the body starts: after a BOM and any well-formed front matter (blobs are looked for
-/// only in the body; front matter is bounded separately).
+/// Where the body starts: after a BOM, any well-formed front matter and, on an MDX page, the
+/// import lines that open it (blobs are looked for only in the body; front matter is bounded
+/// separately).
 fn body_start(path: &str, source: &str) -> usize {
     let bom = if source.starts_with('\u{FEFF}') {
         '\u{FEFF}'.len_utf8()
@@ -619,10 +626,15 @@ fn body_start(path: &str, source: &str) -> usize {
     if is_plain_text(path) {
         return bom;
     }
-    match frontmatter::parse(source, bom) {
+    let start = match frontmatter::parse(source, bom) {
         Ok(Some(fm)) => fm.body_start,
         Err(frontmatter::Unusable::Refused { body_start, .. }) => body_start,
         _ => bom,
+    };
+    if mdx::is_mdx(path) {
+        mdx::text_start(source, start)
+    } else {
+        start
     }
 }
 

@@ -271,8 +271,8 @@ impl PackContext<'_> {
     }
 }
 
-/// Whether `text` has a line that is more than headings, markers, HTML comments (a reader of
-/// the page never sees them) and blank space.
+/// Whether `text` has a line that is more than headings, markers, HTML comments and MDX's
+/// import and export lines (a reader of the page never sees either) and blank space.
 fn has_text(text: &str) -> bool {
     let shown = without_html_comments(text);
     let lines: Vec<&str> = shown.lines().map(strip_markers).collect();
@@ -282,7 +282,8 @@ fn has_text(text: &str) -> bool {
             || is_atx_heading(line)
             || is_rule(line)
             || setext_title
-            || is_container_marker(line);
+            || is_container_marker(line)
+            || crate::mdx::is_module_line(line);
         !bare
     })
 }

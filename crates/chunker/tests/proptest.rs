@@ -24,6 +24,7 @@ fn fragment() -> impl Strategy<Value = String> {
         Just(":::\n".to_string()),
         Just("::::\n\n".to_string()),
         Just("<!-- a comment -->\n\n".to_string()),
+        Just("import A from 'a';\nimport {\n  B,\n} from \"b\";\n\n".to_string()),
         Just("> quote\n>> deeper\n".to_string()),
         Just("<div>\nhtml\n</div>\n".to_string()),
         Just("\r\n\u{FEFF}\u{0B}\u{85}\u{200B}日本語 ".to_string()),
@@ -40,11 +41,10 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
 
     #[test]
-    fn any_input_chunks_within_the_cap(src in doc(), txt in any::<bool>(), max in 40usize..300, records in any::<bool>()) {
+    fn any_input_chunks_within_the_cap(src in doc(), path in prop_oneof![Just("doc.md"), Just("doc.txt"), Just("doc.mdx")], max in 40usize..300, records in any::<bool>()) {
         let hf = common::hf();
         let config = ChunkerConfig { max_tokens: max, target_tokens: max * 3 / 4, overlap_tokens: max / 8, table_records: records };
         let chunker = Chunker::new(hf.clone(), config).expect("config");
-        let path = if txt { "doc.txt" } else { "doc.md" };
         let out = chunker.chunk(path, &src).expect("chunk");
         let mut covered = vec![false; src.len()];
         for c in &out.chunks {

@@ -1224,3 +1224,44 @@ fn an_html_comment_is_never_a_chunk_of_its_own_when_it_can_join_one() {
     }
     assert!(spilled > 0, "the comment never had to leave its section");
 }
+
+#[test]
+fn mdx_import_lines_are_never_a_chunk_of_their_own() {
+    // MDX pages open with module lines the page never shows; before the first heading they
+    // made a chunk of their own. They are left out like front matter.
+    let mut src = String::from(
+        "---\ntitle: RPM\n---\n\nimport CommandTabs from '@components/CommandTabs.astro';\nimport { Tabs, TabItem } from \"@astrojs/starlight/components\";\nimport './custom.css';\n\n# Packaging for RPM\n\n",
+    );
+    for i in 0..30 {
+        src.push_str(&format!(
+            "Paragraph {i} tells how the package installs its files and scripts.\n\n"
+        ));
+    }
+    let doc = chunk("distribute/rpm.mdx", &src);
+    assert_eq!(doc.title, "RPM");
+    assert!(
+        doc.chunks[0]
+            .text
+            .contains("Packaging for RPM\n\nParagraph 0 tells")
+    );
+    for c in &doc.chunks {
+        let body = c.text.split_once("\n\n").map_or("", |(_, b)| b);
+        assert!(
+            body.lines()
+                .any(|l| !l.trim().is_empty() && !l.starts_with("import ") && !l.starts_with('#')),
+            "a chunk of module lines only:\n{}",
+            c.text
+        );
+    }
+    // Prose that starts like a module line is text.
+    let prose = chunk(
+        "p.md",
+        "# Notes\n\nimport the data from the old system first.\n\n## Next\n\nMore.\n",
+    );
+    assert!(
+        prose
+            .chunks
+            .iter()
+            .any(|c| c.text.contains("import the data"))
+    );
+}

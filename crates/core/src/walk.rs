@@ -9,7 +9,7 @@ use crate::folder_file::io_reason;
 
 /// Extensions the chunker reads directly (lower-case); every other indexed format is converted
 /// to Markdown first by `rag-formats`.
-pub const TEXT_EXTENSIONS: &[&str] = &["md", "markdown", "txt"];
+pub const TEXT_EXTENSIONS: &[&str] = &["md", "markdown", "mdx", "txt"];
 
 /// Generated files whose format is known but that are noise in a docs index (lock files).
 const GENERATED_NAMES: &[&str] = &["package-lock.json", "npm-shrinkwrap.json", "pnpm-lock.yaml"];
@@ -331,6 +331,7 @@ mod tests {
             ("e.json", "{}"),
             ("sub/d.markdown", "d"),
             ("sub/e.MD", "e"),
+            ("sub/g.mdx", "g"),
             ("skipped/f.md", "f"),
             ("rag-ignored.md", "g"),
             (".git/h.md", "h"),
@@ -352,7 +353,8 @@ mod tests {
                 "c.rs",
                 "e.json",
                 "sub/d.markdown",
-                "sub/e.MD"
+                "sub/e.MD",
+                "sub/g.mdx"
             ]
         );
         assert!(problems.is_empty(), "{problems:?}");
