@@ -1,6 +1,7 @@
 """Checks a question set against the pages it was written from: every evidence string must be in
-the visible text of the question's `source` page (tags dropped, scripts and styles left out,
-whitespace runs collapsed on both sides, as `rag-index eval` compares). Exits 1 and names each
+the visible text of the question's `source` page (tags dropped, scripts and styles left out;
+a Markdown or text page as written), whitespace runs collapsed on both sides, as `rag-index
+eval` compares. Exits 1 and names each
 miss, so a different version of the documents is caught before it is scored.
 
     python3 check_html_evidence.py QUESTIONS.jsonl DOCS_DIR
@@ -37,9 +38,12 @@ def collapse(text):
 
 
 def visible_text(path):
-    parser = VisibleText()
     with open(path, encoding="utf-8", errors="replace") as f:
-        parser.feed(f.read())
+        text = f.read()
+    if not path.lower().endswith((".html", ".htm")):
+        return collapse(text)
+    parser = VisibleText()
+    parser.feed(text)
     return collapse("".join(parser.parts))
 
 
