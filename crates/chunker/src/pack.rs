@@ -271,10 +271,10 @@ impl PackContext<'_> {
     }
 }
 
-/// Whether `text` has a line that is more than headings, markers, HTML comments and MDX's
-/// import and export lines (a reader of the page never sees either) and blank space.
+/// Whether `text` has a line that is more than headings, markers, blank space and what a reader
+/// of the page never sees: HTML comments, scripts and styles, MDX's import and export lines.
 fn has_text(text: &str) -> bool {
-    let shown = without_html_comments(text);
+    let shown = shown_text(text);
     let lines: Vec<&str> = shown.lines().map(strip_markers).collect();
     lines.iter().enumerate().any(|(k, line)| {
         let setext_title = lines.get(k + 1).is_some_and(|next| is_rule(next));
@@ -288,21 +288,38 @@ fn has_text(text: &str) -> bool {
     })
 }
 
-/// `text` less its complete HTML comments (`<!-- … -->`); an unclosed one is kept.
-fn without_html_comments(text: &str) -> std::borrow::Cow<'_, str> {
-    if !text.contains("<!--") {
+/// What a page shows of `text`: less its complete HTML comments and `<script>` and `<style>`
+/// elements (a VitePress page's Vue setup, a blog post's CSS); an unclosed one is kept.
+fn shown_text(text: &str) -> std::borrow::Cow<'_, str> {
+    const HIDDEN: [(&str, &str); 3] = [
+        ("<!--", "-->"),
+        ("<script", "</script>"),
+        ("<style", "</style>"),
+    ];
+    if !text.contains('<') {
         return text.into();
     }
     let mut shown = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(open) = rest.find("<!--") {
-        let Some(close) = rest[open + 4..].find("-->") else {
+    let mut kept_from = 0;
+    let mut at = 0;
+    while let Some(lt) = text[at..].find('<').map(|k| at + k) {
+        at = lt + 1;
+        let rest = &text[lt..];
+        let Some((open, close)) = HIDDEN.iter().find(|(open, _)| {
+            rest.starts_with(open)
+                && (*open == "<!--"
+                    || rest[open.len()..].starts_with(|c: char| c == '>' || c.is_whitespace()))
+        }) else {
+            continue;
+        };
+        let Some(end) = rest[open.len()..].find(close) else {
             break;
         };
-        shown.push_str(&rest[..open]);
-        rest = &rest[open + 4 + close + 3..];
+        shown.push_str(&text[kept_from..lt]);
+        at = lt + open.len() + end + close.len();
+        kept_from = at;
     }
-    shown.push_str(rest);
+    shown.push_str(&text[kept_from..]);
     shown.into()
 }
 

@@ -1265,3 +1265,45 @@ fn mdx_import_lines_are_never_a_chunk_of_their_own() {
             .any(|c| c.text.contains("import the data"))
     );
 }
+
+#[test]
+fn a_page_script_or_style_is_never_a_chunk_of_its_own_when_it_can_join_one() {
+    // VitePress pages open with a Vue `<script setup>`; blog posts carry `<style>` blocks.
+    for (hidden, lead) in [
+        (
+            "<script setup>\nimport BlogIndex from './components/BlogIndex.vue'\nconst posts = useData()\n</script>\n\n",
+            true,
+        ),
+        (
+            "<style>\n.links {\n  display: flex;\n  justify-content: space-around;\n}\n</style>\n\n",
+            false,
+        ),
+    ] {
+        // Up to 10 paragraphs the section has room for the hidden block beside it.
+        for paragraphs in 1..=10 {
+            let mut src = String::new();
+            if lead {
+                src.push_str(hidden);
+            }
+            src.push_str("# Latest from the blog\n\n");
+            for i in 0..paragraphs {
+                src.push_str(&format!(
+                    "Post {i} announces a release and the features it brings to users.\n\n"
+                ));
+            }
+            if !lead {
+                src.push_str(hidden);
+                src.push_str("## Older posts\n\nThe archive lists every earlier post.\n");
+            }
+            let doc = chunk("blog.md", &src);
+            for c in &doc.chunks {
+                let body = c.text.split_once("\n\n").map_or("", |(_, b)| b);
+                assert!(
+                    body.contains("Post ") || body.contains("archive lists"),
+                    "{paragraphs}: a chunk of a script or style only:\n{}",
+                    c.text
+                );
+            }
+        }
+    }
+}
