@@ -57,7 +57,15 @@ unseen_score() {
     python3 "$root/benches/questions/check_html_evidence.py" "$questions" "$docs" \
         || { echo "the questions do not match these pages (another version of them?)" >&2; exit 1; }
     start=$(date +%s.%N)
-    "$bin" sync "$docs" --index "$index" 2>"$work/sync.stderr" || true
+    # Exit code 1 is a run where some files failed (they are named); 2 and up scored nothing new
+    # (a --keep index of an older format, say), so the evals below would read a stale index.
+    local code=0
+    "$bin" sync "$docs" --index "$index" 2>"$work/sync.stderr" || code=$?
+    if [ "$code" -ge 2 ]; then
+        tail -5 "$work/sync.stderr" >&2
+        echo "rag-index sync exited with $code; nothing is scored" >&2
+        exit 1
+    fi
     end=$(date +%s.%N)
     awk -v a="$start" -v b="$end" 'BEGIN { printf "rag-index sync: %.1f s\n", b - a }'
     "$bin" stats --index "$index" | grep -E '^(files|chunks|disk):'
