@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """How the boxes of Markdown docs fare in their chunks: boxes fenced by colon lines
-(`::: tip Title` ... `:::`, VitePress, Docusaurus, Pandoc) and chunks with nothing to read.
+(`::: tip Title` ... `:::`, VitePress, Docusaurus, Pandoc) or by a pair of Hugo shortcodes
+(`{{% alert title="Note" %}}` ... `{{% /alert %}}`), and chunks with nothing to read.
 
 Usage: benches/markdown_boxes.py [--bin RAG_INDEX] DOCS_DIR [DOCS_DIR ...]
 
@@ -20,6 +21,9 @@ import sys
 
 OPEN = re.compile(r"^(:{3,})\s*[^:\s]")
 CLOSE = re.compile(r"^(:{3,})$")
+# Hugo shortcodes that pair up: {{% alert title="Note" %}} ... {{% /alert %}}, {{< note >}} ...
+SHORTCODE_OPEN = re.compile(r"^\{\{([<%])\s*([A-Za-z][\w-]*)\b.*[>%]\}\}$")
+SHORTCODE_CLOSE = re.compile(r"^\{\{([<%])\s*/\s*([A-Za-z][\w-]*)\s*[>%]\}\}$")
 CODE_FENCE = re.compile(r"^(`{3,}|~{3,})")
 
 
@@ -37,9 +41,24 @@ def boxes(source: bytes):
                 fence = None
         elif fence is None:
             opened, closed = OPEN.match(line), CLOSE.match(line)
+            sc_open, sc_close = SHORTCODE_OPEN.match(line), SHORTCODE_CLOSE.match(line)
             if opened:
                 open_boxes.append((len(opened.group(1)), pos, line))
-            elif closed and open_boxes and len(closed.group(1)) >= open_boxes[-1][0]:
+            elif sc_open:
+                open_boxes.append((sc_open.group(2), pos, line))
+            elif sc_close:
+                names = [b[0] for b in open_boxes]
+                if sc_close.group(2) in names:
+                    at = len(names) - 1 - names[::-1].index(sc_close.group(2))
+                    _, start, opening = open_boxes[at]
+                    del open_boxes[at:]
+                    found.append((start, pos, opening))
+            elif (
+                closed
+                and open_boxes
+                and isinstance(open_boxes[-1][0], int)
+                and len(closed.group(1)) >= open_boxes[-1][0]
+            ):
                 _, start, opening = open_boxes.pop()
                 found.append((start, pos, opening))
         pos += len(raw) + 1
@@ -68,7 +87,7 @@ def measure(binary: str, folder: str) -> None:
     by_path = {}
     for c in chunks:
         by_path.setdefault(c["path"], []).append(c)
-    total = spread = title_cut = 0
+    total = spread = title_cut = ends_open = starts_close = 0
     for path, of_file in by_path.items():
         with open(path, "rb") as f:
             source = f.read()
@@ -84,13 +103,17 @@ def measure(binary: str, folder: str) -> None:
             total += 1
             spread += len(holding) > 1
             title_cut += any(opening not in c["text"] for c in holding)
-    ends_open = starts_close = empty = 0
-    for c in chunks:
-        lines = [l for l in c["text"].split("\n") if l.strip()]
-        ends_open += bool(lines) and bool(OPEN.match(lines[-1].strip()))
-        first = [l for l in body(c["text"]).split("\n") if l.strip()][:1]
-        starts_close += bool(first) and bool(CLOSE.match(first[0].strip()))
-        empty += nothing_to_read(c["text"])
+            # A chunk that ends on this box's opening line; one that starts on its closing line.
+            close_line = source[end : source.find(b"\n", end) % (len(source) + 1)]
+            for c in of_file:
+                lo, hi = c["byte_range"]
+                tail = source[lo:hi].rstrip()
+                ends_open += lo <= start and tail.endswith(opening.encode())
+                head = source[lo:hi].lstrip()
+                starts_close += lo >= text_start and lo <= end < hi and head.startswith(
+                    close_line.strip()
+                )
+    empty = sum(nothing_to_read(c["text"]) for c in chunks)
     print(
         f"{folder}: {len(files)} files, {len(chunks)} chunks; boxes {total}, spread over "
         f">1 chunk {spread}, text without its opening line {title_cut}; chunks ending on an "
