@@ -1,8 +1,8 @@
 //! Chunking throughput on hostile inputs next to normal prose, in the same run: 1 MB of base64
 //! (one unbroken line, and wrapped at 76 columns), 1 MB of comma-separated numbers (without and
-//! with spaces), 1 MB of colon-fenced boxes (none closed, each closed, nested 700 deep) and
-//! 1 MB of real prose (Traefik docs concatenated). Every step of chunking must
-//! stay near-linear: a 256 KB data URI once took minutes.
+//! with spaces), 1 MB of colon-fenced boxes (none closed, each closed, nested 700 deep), 1 MB of
+//! boxes between Hugo shortcodes and 1 MB of real prose (Traefik docs concatenated). Every step
+//! of chunking must stay near-linear: a 256 KB data URI once took minutes.
 //!
 //! `cargo bench -p rag-chunker --bench hostile_inputs`
 
@@ -120,6 +120,10 @@ fn main() {
             repeat_to_size("::: tip Box\nThe text of a box.\n:::\n\n"),
         ),
         ("colon fences, nested deep", nested_fences()),
+        (
+            "Hugo shortcode boxes",
+            repeat_to_size("{{% alert title=\"Note\" %}}\nThe text of a box.\n{{% /alert %}}\n\n"),
+        ),
     ];
     println!(
         "{:<30} {:>9} {:>8} {:>9} {:>8}",

@@ -1,7 +1,9 @@
 //! Markdown to block tree with pulldown-cmark (CommonMark + GFM tables), plus boxes: mkdocs
-//! admonitions and tabs, and boxes between colon fences ([`colon_fence`]).
+//! admonitions and tabs, boxes between colon fences or paired Hugo shortcodes ([`fenced_box`]).
 
-mod colon_fence;
+mod fenced_box;
+
+pub(crate) use fenced_box::shortcode;
 
 use std::ops::Range;
 
@@ -150,7 +152,7 @@ fn parse_text(text: &str, container_depth: usize, html_is_text: bool) -> Vec<Blo
         }
     }
     sanitize(&mut top, text.len());
-    colon_fence::fold(text, &mut top, container_depth, html_is_text);
+    fenced_box::fold(text, &mut top, container_depth, html_is_text);
     containers(text, &mut top, container_depth, html_is_text);
     top
 }

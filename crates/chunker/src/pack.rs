@@ -368,12 +368,13 @@ fn is_rule(line: &str) -> bool {
         .is_some_and(|first| "-=*_".contains(first) && marks.all(|c| c == first))
 }
 
-/// A box's marker line: an mkdocs admonition or content tab (`!!! note "Title"`, `=== "YAML"`)
-/// or a colon fence (`::: tip`, `:::`).
+/// A box's marker line: an mkdocs admonition or content tab (`!!! note "Title"`, `=== "YAML"`),
+/// a colon fence (`::: tip`, `:::`) or a line that is one Hugo shortcode (`{{% alert %}}`).
 fn is_container_marker(line: &str) -> bool {
     ["!!!", "???", "=== ", ":::"]
         .iter()
         .any(|m| line.starts_with(m))
+        || crate::markdown::shortcode(line).is_some()
 }
 
 /// The headings of a section as its path: the open headings, less a first one that repeats the

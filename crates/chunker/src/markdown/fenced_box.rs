@@ -1,5 +1,7 @@
-//! Boxes fenced by colon lines: `::: tip Title` … `:::` (VitePress, markdown-it-container),
-//! `:::note[Title]` … `:::` (Docusaurus), `::: {.callout-note}` … `:::` (Pandoc, Quarto).
+//! Boxes fenced by lines of their own: colon fences, `::: tip Title` … `:::` (VitePress,
+//! markdown-it-container), `:::note[Title]` … `:::` (Docusaurus), `::: {.callout-note}` … `:::`
+//! (Pandoc, Quarto); and paired Hugo shortcodes, `{{% alert title="Note" %}}` …
+//! `{{% /alert %}}` (Docsy), `{{< note >}}` … `{{< /note >}}` (Kubernetes).
 //!
 //! CommonMark reads the fence lines as paragraphs of their own (or as the first and last line of
 //! the paragraph they touch), so without this a chunk could end on `::: warning WSL 2` and the
@@ -23,6 +25,32 @@ fn opening(line: &str) -> Option<usize> {
 fn closing(line: &str) -> Option<usize> {
     let t = line.trim();
     (t.len() >= 3 && t.bytes().all(|b| b == b':')).then_some(t.len())
+}
+
+/// A line that is one Hugo shortcode: `{{< name args >}}` or `{{% name args %}}` (opening) or
+/// `{{< /name >}}` (closing): whether it closes, and its name. Self-closing shortcodes
+/// (`{{< figure … />}}`) and shortcode comments (`{{</* … */>}}`) are neither.
+pub(crate) fn shortcode(line: &str) -> Option<(bool, &str)> {
+    let t = line.trim();
+    let inner = t
+        .strip_prefix("{{<")
+        .and_then(|r| r.strip_suffix(">}}"))
+        .or_else(|| t.strip_prefix("{{%").and_then(|r| r.strip_suffix("%}}")))?
+        .trim();
+    if inner.starts_with("/*") || inner.ends_with('/') || inner.contains("}}") {
+        return None;
+    }
+    let (closes, rest) = match inner.strip_prefix('/') {
+        Some(rest) => (true, rest.trim_start()),
+        None => (false, inner),
+    };
+    let name_end = rest
+        .find(|c: char| !(c.is_alphanumeric() || matches!(c, '-' | '_' | '/' | '.')))
+        .unwrap_or(rest.len());
+    let name = &rest[..name_end];
+    let starts_with_letter = name.starts_with(|c: char| c.is_ascii_alphabetic());
+    (starts_with_letter && (!closes || rest[name_end..].trim().is_empty()))
+        .then_some((closes, name))
 }
 
 /// Folds each fenced box of `blocks` (siblings, ranges relative to `text`) into a Container
@@ -81,45 +109,84 @@ fn fold_siblings(text: &str, blocks: &mut Vec<Block>, depth: usize, html_is_text
     *blocks = folded;
 }
 
+/// A box open at some line while the siblings are read.
+enum Open<'t> {
+    Colons(usize),
+    Shortcode(&'t str),
+}
+
 /// For each of `blocks` that opens a fenced box (its first line is an opening fence): the
-/// block holding its closing fence, and that line. One pass over the lines, so a page of
-/// thousands of unclosed fences costs what it is long.
+/// block holding its closing fence, and that line. Two passes over the lines (the names of the
+/// shortcodes that close somewhere, then the boxes), so a page of thousands of unclosed fences
+/// costs what it is long.
 fn closings(text: &str, blocks: &[Block]) -> Vec<Option<(usize, Range<usize>)>> {
+    let lines: Vec<Vec<Range<usize>>> = blocks.iter().map(|b| fence_lines(text, b)).collect();
+    // Only shortcodes that some line closes open a box: most (`{{< figure >}}`) stand alone.
+    let closed_names: std::collections::HashSet<&str> = lines
+        .iter()
+        .flatten()
+        .filter_map(|l| shortcode(&text[l.clone()]).filter(|(closes, _)| *closes))
+        .map(|(_, name)| name)
+        .collect();
     let mut found = vec![None; blocks.len()];
-    // The boxes open at this line, innermost last: colons, and the block a box opens when its
-    // fence is that block's first line. A closing line closes the innermost box when it has at
-    // least as many colons (fewer is text of that box, as markdown-it reads it).
-    let mut open_boxes: Vec<(usize, Option<usize>)> = Vec::new();
-    for (k, block) in blocks.iter().enumerate() {
+    // The boxes open at this line, innermost last, with the block a box opens when its fence
+    // is that block's first line. A colon line closes the innermost box when that is a colon
+    // box with at most as many colons (fewer is text of that box, as markdown-it reads it); a
+    // shortcode closes the innermost box of its name, and any left open inside it.
+    let mut open_boxes: Vec<(Open, Option<usize>)> = Vec::new();
+    for (k, (block, block_lines)) in blocks.iter().zip(&lines).enumerate() {
         if matches!(block.kind, Kind::Heading { .. }) {
             open_boxes.clear();
             continue;
         }
-        let mut verbatim = Vec::new();
-        verbatim_ranges(block, &mut verbatim);
-        let mut verbatim = verbatim.into_iter().peekable();
-        for line in crate::blocks::lines(text, block.range.clone()) {
-            while verbatim.next_if(|v| v.end < line.end).is_some() {}
-            if verbatim
-                .peek()
-                .is_some_and(|v| v.start <= line.start && line.end <= v.end)
-            {
-                continue;
-            }
+        for line in block_lines {
             let line_text = &text[line.clone()];
-            if let Some(colons) = opening(line_text) {
-                let opens_block =
-                    (line.start == block.range.start && block.kind == Kind::Paragraph).then_some(k);
-                open_boxes.push((colons, opens_block));
-            } else if let Some(colons) = closing(line_text)
-                && open_boxes.last().is_some_and(|&(inner, _)| colons >= inner)
-                && let Some((_, Some(opened))) = open_boxes.pop()
-            {
-                found[opened] = Some((k, line));
+            let opens_block =
+                (line.start == block.range.start && block.kind == Kind::Paragraph).then_some(k);
+            let closed = if let Some(colons) = opening(line_text) {
+                open_boxes.push((Open::Colons(colons), opens_block));
+                None
+            } else if let Some(colons) = closing(line_text) {
+                match open_boxes.last() {
+                    Some((Open::Colons(inner), _)) if colons >= *inner => open_boxes.pop(),
+                    _ => None,
+                }
+            } else if let Some((closes, name)) = shortcode(line_text) {
+                if !closes {
+                    if closed_names.contains(name) {
+                        open_boxes.push((Open::Shortcode(name), opens_block));
+                    }
+                    None
+                } else {
+                    let at = open_boxes
+                        .iter()
+                        .rposition(|(open, _)| matches!(open, Open::Shortcode(n) if *n == name));
+                    at.and_then(|at| open_boxes.drain(at..).next())
+                }
+            } else {
+                None
+            };
+            if let Some((_, Some(opened))) = closed {
+                found[opened] = Some((k, line.clone()));
             }
         }
     }
     found
+}
+
+/// The lines of `block` that could be fences: all but those inside code.
+fn fence_lines(text: &str, block: &Block) -> Vec<Range<usize>> {
+    let mut verbatim = Vec::new();
+    verbatim_ranges(block, &mut verbatim);
+    let mut verbatim = verbatim.into_iter().peekable();
+    let mut lines = crate::blocks::lines(text, block.range.clone());
+    lines.retain(|line| {
+        while verbatim.next_if(|v| v.end < line.end).is_some() {}
+        !verbatim
+            .peek()
+            .is_some_and(|v| v.start <= line.start && line.end <= v.end)
+    });
+    lines
 }
 
 /// Ranges of `block` and its descendants whose lines are never fences: code. (Raw HTML is
@@ -225,5 +292,44 @@ mod tests {
         assert_eq!(blocks[0].range.end, closer_in_code.trim_end().len());
         assert!(boxes("::: tip\n\nNever closed.\n").is_empty());
         assert!(boxes("::: {.section}\n\n## Install\n\nText.\n\n:::\n").is_empty());
+    }
+
+    #[test]
+    fn shortcode_lines() {
+        assert_eq!(
+            shortcode("{{% alert title=\"Note\" color=\"info\" %}}"),
+            Some((false, "alert"))
+        );
+        assert_eq!(shortcode("  {{< note >}}"), Some((false, "note")));
+        assert_eq!(shortcode("{{% /alert %}}"), Some((true, "alert")));
+        assert_eq!(shortcode("{{%/alert%}}"), Some((true, "alert")));
+        assert_eq!(
+            shortcode("{{< about/testimonials >}}"),
+            Some((false, "about/testimonials"))
+        );
+        for neither in [
+            "{{< figure src=\"a.png\" />}}",
+            "{{</* note */>}}",
+            "{{< ref \"x\" >}} and {{< ref \"y\" >}}",
+            "text {{< note >}}",
+            "{{< 123 >}}",
+            "{{< /alert extra >}}",
+        ] {
+            assert_eq!(shortcode(neither), None, "{neither}");
+        }
+    }
+
+    #[test]
+    fn shortcode_boxes_pair_by_name_and_lone_shortcodes_open_nothing() {
+        let src = "{{% alert title=\"Warning\" %}}\n{{< youtube id=\"x\" >}}\nCareful.\n{{% /alert %}}\n\n{{< figure-less >}}\n\nText.\n";
+        assert_eq!(
+            boxes(src),
+            [(0, "{{% alert title=\"Warning\" %}}".to_string())]
+        );
+        let colon_inside = "{{< note >}}\n\n::: tip\nInner.\n:::\n\n{{< /note >}}\n";
+        assert_eq!(
+            boxes(colon_inside),
+            [(0, "{{< note >}}".to_string()), (1, "::: tip".to_string())]
+        );
     }
 }
