@@ -418,11 +418,7 @@ impl Chunker {
                 }
             }
         };
-        let body_start = if mdx::is_mdx(path) {
-            mdx::text_start(source, body_start)
-        } else {
-            body_start
-        };
+        let body_start = mdx::text_start(path, source, body_start);
         let body = body_start..source.len();
         let (txt_title, mut blocks) = if is_txt {
             plaintext::parse(source, body.clone())
@@ -607,11 +603,15 @@ impl<'p> Ids<'p> {
 
 /// Whether `path` gets plain-text rules (no front matter, numbered headings).
 fn is_plain_text(path: &str) -> bool {
-    path.rsplit('/').next().is_some_and(|f| {
-        f.len() > 4
-            && f.get(f.len() - 4..)
-                .is_some_and(|e| e.eq_ignore_ascii_case(".txt"))
-    })
+    has_extension(path, "txt")
+}
+
+/// Whether the file name of `path` is a stem, a dot and `ext` (in any case).
+pub(crate) fn has_extension(path: &str, ext: &str) -> bool {
+    path.rsplit('/')
+        .next()
+        .and_then(|name| name.rsplit_once('.'))
+        .is_some_and(|(stem, e)| !stem.is_empty() && e.eq_ignore_ascii_case(ext))
 }
 
 /// Where the body starts: after a BOM, any well-formed front matter and, on an MDX page, the
@@ -631,11 +631,7 @@ fn body_start(path: &str, source: &str) -> usize {
         Err(frontmatter::Unusable::Refused { body_start, .. }) => body_start,
         _ => bom,
     };
-    if mdx::is_mdx(path) {
-        mdx::text_start(source, start)
-    } else {
-        start
-    }
+    mdx::text_start(path, source, start)
 }
 
 fn bytecount_newlines(s: &str) -> usize {

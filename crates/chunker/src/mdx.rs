@@ -2,14 +2,6 @@
 //! '@theme/Tabs';`) are code for the site generator, never shown to a reader. They are left out
 //! of the chunks like front matter, and elsewhere they never count as text.
 
-/// Whether `path` is an MDX page.
-pub(crate) fn is_mdx(path: &str) -> bool {
-    path.rsplit('/')
-        .next()
-        .and_then(|f| f.rsplit_once('.'))
-        .is_some_and(|(_, ext)| ext.eq_ignore_ascii_case("mdx"))
-}
-
 /// An MDX module line: `import X from './x'`, `import './style.css'`, `export const meta = …`.
 /// Prose does not quote a module path after `from`, nor open with `export const`.
 pub(crate) fn is_module_line(line: &str) -> bool {
@@ -31,10 +23,13 @@ fn ends_quoted(s: &str) -> bool {
     s.len() >= 2 && (s.ends_with('\'') || s.ends_with('"'))
 }
 
-/// Where the page's text starts after `start`: past the blank lines and import statements
-/// (one line, or `import {` … `} from '…'` over several) that open it. A page that opens with
-/// anything else starts at `start`.
-pub(crate) fn text_start(source: &str, start: usize) -> usize {
+/// Where the page's text starts after `start`: on an MDX page (`path` ends in `.mdx`), past the
+/// blank lines and import statements (one line, or `import {` … `} from '…'` over several) that
+/// open it. Any other page, or one that opens with anything else, starts at `start`.
+pub(crate) fn text_start(path: &str, source: &str, start: usize) -> usize {
+    if !crate::has_extension(path, "mdx") {
+        return start;
+    }
     let mut end = start;
     let mut pos = start;
     let mut open_import = false;
@@ -96,16 +91,21 @@ mod tests {
     #[test]
     fn text_starts_after_the_opening_imports() {
         let page = "import A from 'a';\nimport {\n  B,\n  C,\n} from \"bc\";\n\n# Title\n\nText.\n";
-        assert_eq!(&page[text_start(page, 0)..], "# Title\n\nText.\n");
+        assert_eq!(&page[text_start("p.mdx", page, 0)..], "# Title\n\nText.\n");
         let after_front_matter = "---\nt: 1\n---\n\nimport A from 'a';\n\nText.\n";
         assert_eq!(
-            &after_front_matter[text_start(after_front_matter, 12)..],
+            &after_front_matter[text_start("p.mdx", after_front_matter, 12)..],
             "Text.\n"
         );
         let prose = "import the data first.\n";
-        assert_eq!(text_start(prose, 0), 0);
+        assert_eq!(text_start("p.mdx", prose, 0), 0);
         let unclosed = "import {\n\n# Title\n";
-        assert_eq!(text_start(unclosed, 0), 0);
-        assert!(is_mdx("docs/a.MDX") && !is_mdx("a.md") && !is_mdx("mdx"));
+        assert_eq!(text_start("p.mdx", unclosed, 0), 0);
+        assert_eq!(text_start("a.md", page, 0), 0);
+        assert_eq!(text_start("mdx", page, 0), 0);
+        assert_eq!(
+            text_start("docs/A.MDX", page, 0),
+            text_start("p.mdx", page, 0)
+        );
     }
 }
