@@ -653,3 +653,79 @@ fn utf16_without_a_mark_and_utf32_are_refused_by_name_in_every_text_format() {
         assert!(!chunk["text"].as_str().unwrap().contains('\0'));
     }
 }
+
+#[test]
+fn rst_pages_are_indexed_by_default_with_boxes_whole_and_ranges_in_the_file() {
+    let page =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/formats/tests/fixtures/sphinx_page.rst");
+    let source = std::fs::read_to_string(&page).unwrap();
+    let chunks = chunks_of(&page);
+    let texts: Vec<&str> = chunks.iter().map(|c| c["text"].as_str().unwrap()).collect();
+    // The note's opening line and both of its paragraphs are in one chunk.
+    let note = texts
+        .iter()
+        .find(|t| t.contains("::: note"))
+        .expect("a chunk holds the note");
+    assert!(
+        note.contains("writable by other users") && note.contains("Fix the permissions first."),
+        "{note}"
+    );
+    // A method's text stays with its signature; a table row reads as the page shows it.
+    assert!(
+        texts
+            .iter()
+            .any(|t| t.contains(":::: method reload(config)")
+                && t.contains("Reads config again without dropping connections."))
+    );
+    let table = chunks
+        .iter()
+        .find(|c| c["text"].as_str().unwrap().contains("max_widgets"))
+        .unwrap();
+    assert_eq!(
+        table["heading_path"].as_array().unwrap().last().unwrap(),
+        "Limits"
+    );
+    assert!(
+        table["text"]
+            .as_str()
+            .unwrap()
+            .contains("max_widgets\t512\tWidgets one worker holds at once.")
+    );
+    for c in &chunks {
+        assert_eq!(c["metadata"]["format"], "rst", "{c}");
+        let range = byte_range(c);
+        assert!(range.end <= source.len() && range.start < range.end, "{c}");
+    }
+    let note_chunk = chunks
+        .iter()
+        .find(|c| c["text"].as_str().unwrap().contains("::: note"))
+        .unwrap();
+    assert!(source[byte_range(note_chunk)].contains("Fix the permissions first."));
+
+    // A folder sync picks `.rst` up without `--ext`, and a question finds the note.
+    let work = tempfile::tempdir().unwrap();
+    let docs = work.path().join("docs");
+    std::fs::create_dir_all(&docs).unwrap();
+    std::fs::copy(&page, docs.join("deploy.rst")).unwrap();
+    let index = work.path().join("idx");
+    let report = sync(&docs, &index, 0);
+    assert_eq!(report["files"]["added"], 1, "{report}");
+    let hits = json_lines(&run_expect(
+        &[
+            "query",
+            "why does the daemon refuse to start because of folder permissions",
+            "--index",
+            s(&index),
+            "--json",
+            "-k",
+            "3",
+        ],
+        0,
+    ));
+    let top = &hits[0]["hits"][0];
+    assert_eq!(top["path"], "deploy.rst", "{top}");
+    assert!(
+        top["text"].as_str().unwrap().contains("WIDGET_HOME"),
+        "{top}"
+    );
+}

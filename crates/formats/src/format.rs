@@ -10,6 +10,8 @@ pub enum Format {
     Pdf,
     /// Word document (Office Open XML).
     Docx,
+    /// reStructuredText source (Sphinx, docutils).
+    Rst,
     /// Source code of one language.
     Code(Language),
     /// Configuration file.
@@ -50,6 +52,7 @@ const BY_EXTENSION: &[(&str, Format)] = &[
     ("htm", Format::Html),
     ("pdf", Format::Pdf),
     ("docx", Format::Docx),
+    ("rst", Format::Rst),
     ("rs", Format::Code(Language::Rust)),
     ("py", Format::Code(Language::Python)),
     ("js", Format::Code(Language::JavaScript)),
@@ -66,12 +69,12 @@ const BY_EXTENSION: &[(&str, Format)] = &[
 ];
 
 const EXTENSIONS: &[&str] = &[
-    "html", "htm", "pdf", "docx", "rs", "py", "js", "mjs", "cjs", "jsx", "ts", "tsx", "go", "yaml",
-    "yml", "json", "toml",
+    "html", "htm", "pdf", "docx", "rst", "rs", "py", "js", "mjs", "cjs", "jsx", "ts", "tsx", "go",
+    "yaml", "yml", "json", "toml",
 ];
 
 impl Format {
-    /// By file extension (case-insensitive): html/htm, pdf, docx, rs, py, js/mjs/cjs/jsx, ts/tsx,
+    /// By file extension (case-insensitive): html/htm, pdf, docx, rst, rs, py, js/mjs/cjs/jsx, ts/tsx,
     /// go, yaml/yml, json, toml.
     /// Markdown and plain text are NOT formats of this crate (the chunker reads them directly):
     /// None.
@@ -99,6 +102,7 @@ impl Format {
             Format::Html => "html",
             Format::Pdf => "pdf",
             Format::Docx => "docx",
+            Format::Rst => "rst",
             Format::Code(lang) => lang.name(),
             Format::Config(ConfigKind::Yaml) => "yaml",
             Format::Config(ConfigKind::Json) => "json",

@@ -1,4 +1,5 @@
-//! Converts HTML, DOCX, PDF, source code and config/data files to Markdown for rag-index.
+//! Converts HTML, DOCX, PDF, reStructuredText, source code and config/data files to Markdown
+//! for rag-index.
 //!
 //! Each format has its own converter; all of them return a [`Converted`]: Markdown in the shape the
 //! structure-aware Markdown chunker expects (headings, paragraphs, GFM tables, fenced code, lists),
@@ -44,6 +45,11 @@ mod html;
 mod html_locate;
 mod html_parse;
 mod pdf;
+mod rst;
+mod rst_directive;
+mod rst_inline;
+mod rst_lists;
+mod rst_table;
 
 pub use charset::{DecodedPage, decode_marked, looks_like_utf16, utf32_marked};
 pub use code::parse_memory::{RunawayParse, RunawayParseHook, on_runaway_parse};
@@ -61,6 +67,7 @@ pub fn convert(format: Format, bytes: &[u8]) -> Result<Converted, FormatError> {
         Format::Html => html::convert(bytes),
         Format::Pdf => pdf::convert(bytes),
         Format::Docx => docx::convert(bytes),
+        Format::Rst => rst::convert(bytes),
         Format::Code(lang) => code::convert(lang, bytes),
         Format::Config(kind) => config::convert(kind, bytes),
     };

@@ -1,0 +1,179 @@
+//! reStructuredText: a Sphinx page's structure reaches the chunker as Markdown it packs well
+//! (headings by adornment order, boxes, code, tables, lists), with the text the rendered page
+//! shows, and hostile input costs bounded time without a panic.
+
+use std::time::Instant;
+
+use rag_formats::{Format, convert};
+
+const PAGE: &str = include_str!("fixtures/sphinx_page.rst");
+
+fn markdown(src: &str) -> String {
+    convert(Format::Rst, src.as_bytes()).unwrap().markdown
+}
+
+/// The lines of `md` from the one equal to `first` to the one equal to `last`, both included.
+fn between<'a>(md: &'a str, first: &str, last: &str) -> Vec<&'a str> {
+    let lines: Vec<&str> = md.lines().collect();
+    let start = lines
+        .iter()
+        .position(|l| *l == first)
+        .unwrap_or_else(|| panic!("no {first:?} in\n{md}"));
+    let end = start
+        + lines[start..]
+            .iter()
+            .position(|l| *l == last)
+            .unwrap_or_else(|| panic!("no {last:?} after {first:?} in\n{md}"));
+    lines[start..=end].to_vec()
+}
+
+#[test]
+fn section_levels_follow_the_order_adornments_first_appear() {
+    let c = convert(Format::Rst, PAGE.as_bytes()).unwrap();
+    assert_eq!(c.title.as_deref(), Some("Deploying Widgets"));
+    let headings: Vec<&str> = c.markdown.lines().filter(|l| l.starts_with('#')).collect();
+    assert_eq!(
+        headings,
+        [
+            "# Deploying Widgets",
+            "## Installing",
+            "### Configuration",
+            "### Limits",
+            "#### Steps",
+            "### Back to the overview",
+        ]
+    );
+    assert_eq!(c.metadata["format"], "rst");
+}
+
+#[test]
+fn boxes_keep_their_text_and_descriptions_nest_with_more_colons() {
+    let md = markdown(PAGE);
+    assert_eq!(
+        between(&md, "::: note", ":::"),
+        [
+            "::: note",
+            "The daemon refuses to start when the WIDGET_HOME folder is writable by other users.",
+            "",
+            "Fix the permissions first.",
+            ":::",
+        ]
+    );
+    assert!(md.contains(
+        "::: admonition Running as root\nNever run serve_forever() as root; drop privileges with the --user option instead.\n:::"
+    ));
+    let class = between(&md, "::::: class Server(port=8470, *, workers=4)", ":::::");
+    assert!(class.contains(&":::: method reload(config)"), "{class:?}");
+    assert!(class.contains(&"::: warning"), "{class:?}");
+    assert!(class.contains(&"- param workers: how many worker threads serve requests."));
+    assert!(md.contains("Changed in version 2.1: The default port is now 8470."));
+}
+
+#[test]
+fn literal_blocks_and_code_directives_are_fenced_code_without_their_options() {
+    let md = markdown(PAGE);
+    assert!(md.contains("Install the daemon with pip:\n\n```\n$ pip install widgetd\n```"));
+    // "text ::" shows no colon.
+    assert!(
+        md.contains("installs into your home folder\n\n```\n$ pip install --user widgetd\n```")
+    );
+    assert!(md.contains("```python\nfrom widgetd import Server\nserver = Server(port=8470)\n"));
+    assert!(!md.contains("linenos"));
+    // A code block inside a numbered item stays inside it.
+    assert!(
+        md.contains(
+            "2. Copy the new binary:\n\n   ```shell\n   cp widgetd /usr/local/bin/\n   ```"
+        )
+    );
+}
+
+#[test]
+fn every_table_kind_is_a_table_with_its_rows_whole() {
+    let md = markdown(PAGE);
+    assert!(md.contains(
+        "| Setting | Default | Meaning |\n| --- | --- | --- |\n| max_widgets | 512 | Widgets one worker holds at once. |\n| timeout | 30 | Seconds before a stuck request is dropped. |"
+    ));
+    assert!(md.contains(
+        "| SIGTERM | stop | the service manager stops widgetd (after draining connections) |"
+    ));
+    assert!(md.contains("| Signal | Action | When |\n| --- | --- | --- |\n| SIGHUP |"));
+    assert!(md.contains(
+        "**Ports**\n\n| Port | Protocol |\n| --- | --- |\n| 8470 | HTTP |\n| 8471 | gRPC |"
+    ));
+    assert!(md.contains("| Code | Meaning |\n| --- | --- |\n| 0 | clean stop |\n| 3 | bad configuration, see \"widgetd check\" |"));
+}
+
+#[test]
+fn lists_keep_their_items_and_markup_shows_its_text() {
+    let md = markdown(PAGE);
+    assert!(md.contains("1. Stop the old daemon.\n2. Copy the new binary:"));
+    assert!(md.contains("- widgetd check validates the file.\n- widgetd run starts serving."));
+    assert!(md.contains("- **term one**\n\n  The definition of term one."));
+    assert!(md.contains("- -v, --verbose: Print every request."));
+    assert!(md.contains(
+        "This guide covers running widgetd behind a proxy. See the configuration reference and /install first, and read the upstream notes too."
+    ));
+    assert!(md.contains("[#limits] Limits apply per worker."));
+    assert!(md.contains("**Changelog**\n\nNothing yet."));
+}
+
+#[test]
+fn what_a_reader_never_sees_is_dropped() {
+    let md = markdown(PAGE);
+    for hidden in [
+        "orphan",
+        "deploy-guide",
+        "On this page",
+        "maxdepth",
+        "install\nconfig",
+        "Widget Daemon",
+        "This comment",
+        "Not even this line",
+        "diagram.png",
+        "A diagram",
+        "---------",
+    ] {
+        assert!(!md.contains(hidden), "{hidden:?} shown in\n{md}");
+    }
+}
+
+#[test]
+fn provenance_points_into_the_rst_file() {
+    let c = convert(Format::Rst, PAGE.as_bytes()).unwrap();
+    let at = c.markdown.find("Fix the permissions first.").unwrap();
+    let source = c.provenance(at..at + 26).source.unwrap();
+    assert!(PAGE[source].contains("Fix the permissions first."));
+}
+
+#[test]
+fn hostile_input_costs_linear_time_and_never_panics() {
+    let cases: Vec<(&str, String)> = vec![
+        ("unclosed backquotes", "`a ".repeat(300_000)),
+        ("unclosed literals", "``a ".repeat(200_000)),
+        ("unclosed emphasis", "*a ".repeat(300_000)),
+        ("footnote brackets", "[a ".repeat(300_000)),
+        ("nested directives", {
+            let mut s = String::new();
+            for depth in 0..2_000 {
+                s.push_str(&" ".repeat(depth * 3));
+                s.push_str(".. note::\n\n");
+            }
+            s
+        }),
+        ("nested bullets", format!("{}x\n", "- ".repeat(50_000))),
+        ("simple table borders", "=== ===\nx y\n".repeat(100_000)),
+        ("grid borders", "+---+\n| a |\n".repeat(100_000)),
+        ("adornment lines", "====\n".repeat(200_000)),
+        ("underscores", "a_".repeat(400_000)),
+    ];
+    for (name, src) in cases {
+        let started = Instant::now();
+        let c = convert(Format::Rst, src.as_bytes()).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let elapsed = started.elapsed();
+        // A generous bound: linear work on under 1 MB takes milliseconds; quadratic, minutes.
+        assert!(elapsed.as_secs() < 20, "{name}: {elapsed:?}");
+        assert!(c.markdown.len() <= src.len() * 2 + 1024, "{name}");
+    }
+    let e = convert(Format::Rst, b"a\0b").unwrap_err();
+    assert!(e.to_string().contains("not"), "{e}");
+}
