@@ -1,6 +1,6 @@
 """Checks a question set against the pages it was written from: every evidence string must be in
 the visible text of the question's `source` page (tags dropped, scripts and styles left out;
-a Markdown or text page as written), whitespace runs collapsed on both sides, as `rag-index
+reStructuredText's inline markup as Sphinx shows it; a Markdown or text page as written), whitespace runs collapsed on both sides, as `rag-index
 eval` compares. Exits 1 and names each
 miss, so a different version of the documents is caught before it is scored.
 
@@ -37,9 +37,40 @@ def collapse(text):
     return re.sub(r"\s+", " ", text)
 
 
+def rst_shown(text):
+    """reStructuredText's inline markup as Sphinx shows it: literals, roles (a title, or the
+    target with `~` keeping its last part and `()` after functions), references, emphasis."""
+    pieces = re.split(r"``(.+?)``", text, flags=re.S)
+    for i in range(0, len(pieces), 2):
+        p = pieces[i]
+
+        def role(m):
+            kind, body = m.group(1).split(":")[-1], m.group(2)
+            titled = re.match(r"(.*\S)\s*<[^<>]*>$", body, flags=re.S)
+            if titled:
+                return titled.group(1)
+            body = body.lstrip("!")
+            if body.startswith("~"):
+                body = body[1:].split(".")[-1]
+            body = body.lstrip(".")
+            if kind in ("func", "meth") and not body.endswith(")"):
+                body += "()"
+            return body
+
+        p = re.sub(r":([\w:+.-]+):`(.+?)`", role, p, flags=re.S)
+        p = re.sub(r"`([^`<]*\S)\s*<[^<>]+>`__?", r"\1", p, flags=re.S)
+        p = re.sub(r"`([^`]+)`_{0,2}", r"\1", p)
+        p = re.sub(r"\*\*(\S.*?)\*\*", r"\1", p, flags=re.S)
+        p = re.sub(r"(?<![\w*])\*(\S[^*]*?)\*(?![\w*])", r"\1", p)
+        pieces[i] = re.sub(r"(\S)::(\s)", r"\1:\2", p)
+    return "".join(pieces)
+
+
 def visible_text(path):
     with open(path, encoding="utf-8", errors="replace") as f:
         text = f.read()
+    if path.lower().endswith(".rst"):
+        return collapse(rst_shown(text))
     if not path.lower().endswith((".html", ".htm")):
         return collapse(text)
     parser = VisibleText()

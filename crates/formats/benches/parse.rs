@@ -1,5 +1,6 @@
 //! Parse throughput per corpus file, against a plain-text baseline (UTF-8 check + line split).
-//! `cargo bench -p rag-formats --bench parse`
+//! `cargo bench -p rag-formats --bench parse`; with `RST_DOCS=DIR`, every `.rst` under DIR too
+//! (`../shared` has none: `benches/unseen_flask_docs.sh --keep DIR` leaves Flask's in DIR/docs).
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -19,6 +20,22 @@ fn files() -> Vec<PathBuf> {
             pages.sort();
             out.extend(pages);
         }
+    }
+    if let Some(dir) = std::env::var_os("RST_DOCS") {
+        let mut pending = vec![PathBuf::from(dir)];
+        let mut pages = Vec::new();
+        while let Some(d) = pending.pop() {
+            for entry in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    pending.push(path);
+                } else if path.extension().is_some_and(|e| e == "rst") {
+                    pages.push(path);
+                }
+            }
+        }
+        pages.sort();
+        out.extend(pages);
     }
     out
 }
