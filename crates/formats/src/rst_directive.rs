@@ -109,6 +109,33 @@ const CONTENT: &[&str] = &[
     "div",
     "figure",
 ];
+/// Object descriptions: Sphinx shows their signature even when they have no text.
+const DESCRIPTIONS: &[&str] = &[
+    "function",
+    "method",
+    "classmethod",
+    "staticmethod",
+    "class",
+    "attribute",
+    "property",
+    "data",
+    "exception",
+    "decorator",
+    "decoratormethod",
+    "type",
+    "member",
+    "macro",
+    "var",
+    "struct",
+    "union",
+    "enum",
+    "enumerator",
+    "envvar",
+    "option",
+    "confval",
+    "describe",
+    "object",
+];
 /// Directives whose argument is a tab or card title over ordinary content.
 const TITLED_CONTENT: &[&str] = &[
     "tab",
@@ -347,7 +374,9 @@ pub(crate) fn render(reader: &mut Reader, d: &Directive, depth: usize, out: &mut
     let signature = d.full_argument();
     let body = reader.blocks(&d.body, depth + 1, false);
     if body.lines.iter().all(|l| l.text.is_empty()) {
-        if !name.starts_with("auto") && !signature.is_empty() && name != "module" {
+        // A bare description still shows its signature; a bare directive of an extension
+        // (`.. fixture:: request`, an index entry) most often shows nothing.
+        if DESCRIPTIONS.contains(&name) && !signature.is_empty() {
             out.paragraph(&signature, Some(d.src.clone()));
         }
         return;

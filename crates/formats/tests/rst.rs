@@ -177,3 +177,11 @@ fn hostile_input_costs_linear_time_and_never_panics() {
     let e = convert(Format::Rst, b"a\0b").unwrap_err();
     assert!(e.to_string().contains("not"), "{e}");
 }
+
+#[test]
+fn bare_descriptions_show_their_signature_and_bare_extension_directives_nothing() {
+    let md = markdown(
+        ".. fixture:: capfd\n\ncapfd\n~~~~~\n\nText.\n\n.. py:data:: MAX_SIZE\n\n.. autofunction:: capfd\n",
+    );
+    assert_eq!(md, "# capfd\n\nText.\n\nMAX_SIZE\n");
+}
