@@ -292,10 +292,19 @@ impl Out {
         }
     }
 
-    /// Prefixes the first line with `first` and indents the rest by `first`'s width: a list
-    /// item's marker and its body.
+    /// Prefixes the first line with `first` and indents the rest by the width of its list
+    /// marker (`- `, `12. `), where Markdown continues an item: text after the marker (a
+    /// field's name) would make the item's later blocks indented code.
     pub(crate) fn into_item(self, first: &str) -> Out {
-        let pad = " ".repeat(first.chars().count());
+        let digits = first.len() - first.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        let marker = if first.starts_with("- ") {
+            2
+        } else if digits > 0 && first[digits..].starts_with(". ") {
+            digits + 2
+        } else {
+            first.chars().count()
+        };
+        let pad = " ".repeat(marker);
         let mut lines = Vec::with_capacity(self.lines.len());
         let mut body = self.lines.into_iter().skip_while(|l| l.text.is_empty());
         let head = body.next().unwrap_or_default();

@@ -185,3 +185,13 @@ fn bare_descriptions_show_their_signature_and_bare_extension_directives_nothing(
     );
     assert_eq!(md, "# capfd\n\nText.\n\nMAX_SIZE\n");
 }
+
+#[test]
+fn a_field_body_continues_its_item_not_an_indented_code_block() {
+    let md =
+        markdown(":param filter: A warning filter.\n\n   For example::\n\n      ignore::Warning\n");
+    assert_eq!(
+        md,
+        "- param filter: A warning filter.\n\n  For example:\n\n  ```\n  ignore::Warning\n  ```\n"
+    );
+}
