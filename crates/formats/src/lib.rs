@@ -48,7 +48,9 @@ mod pdf;
 mod rst;
 mod rst_directive;
 mod rst_inline;
+mod rst_lines;
 mod rst_lists;
+mod rst_out;
 mod rst_table;
 
 pub use charset::{DecodedPage, decode_marked, looks_like_utf16, utf32_marked};
