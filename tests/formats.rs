@@ -707,9 +707,38 @@ fn rst_pages_are_indexed_by_default_with_boxes_whole_and_ranges_in_the_file() {
     let docs = work.path().join("docs");
     std::fs::create_dir_all(&docs).unwrap();
     std::fs::copy(&page, docs.join("deploy.rst")).unwrap();
+    // Django names its reStructuredText pages `.txt`; plain text stays plain.
+    std::fs::write(
+        docs.join("middleware.txt"),
+        "Middleware\n==========\n\n.. note::\n   Order matters: see :doc:`/topics/http`.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        docs.join("plain.txt"),
+        "Notes\n=====\n\nNothing marked up here.\n",
+    )
+    .unwrap();
     let index = work.path().join("idx");
     let report = sync(&docs, &index, 0);
-    assert_eq!(report["files"]["added"], 1, "{report}");
+    assert_eq!(report["files"]["added"], 3, "{report}");
+    let chunks = dump(&index);
+    let format_of = |path: &str| {
+        let c = chunks.iter().find(|c| c["path"] == path).unwrap();
+        c["metadata"]["format"].clone()
+    };
+    assert_eq!(format_of("middleware.txt"), "rst");
+    assert_eq!(format_of("plain.txt"), Value::Null);
+    let note = chunks
+        .iter()
+        .find(|c| c["path"] == "middleware.txt")
+        .unwrap();
+    assert!(
+        note["text"]
+            .as_str()
+            .unwrap()
+            .contains("::: note\nOrder matters: see /topics/http."),
+        "{note}"
+    );
     let hits = json_lines(&run_expect(
         &[
             "query",

@@ -1,5 +1,6 @@
 //! From a file's bytes to its chunks: Markdown and plain text go to the chunker as they are;
-//! every other known format (HTML, PDF, DOCX, source code, config) is converted to Markdown by
+//! every other known format (HTML, PDF, DOCX, reStructuredText, also in a `.txt` whose text is
+//! it, source code, config) is converted to Markdown by
 //! `rag-formats` first, and its chunks' provenance is mapped back to the file (byte ranges
 //! where the converter knows them, page numbers for PDF).
 
@@ -16,7 +17,7 @@ pub fn chunk_file(chunker: &Chunker, rel: &str, bytes: &[u8]) -> Result<Document
     // the host installed the counting allocator) bounds that memory.
     let _converting = crate::sync::set_aside::ConvertingGuard::enter(rel);
     let memory = crate::conversion_memory::ConversionMemory::watch(bytes.len());
-    let document = match Format::from_path(rel) {
+    let document = match Format::from_path_and_bytes(rel, bytes) {
         Some(format) => chunk_converted(chunker, rel, format, bytes),
         None => chunk_text(chunker, rel, bytes),
     };

@@ -91,6 +91,21 @@ impl Format {
             .map(|&(_, f)| f)
     }
 
+    /// Like [`from_path`](Self::from_path); besides, a `.txt` file whose text is
+    /// reStructuredText (Django and docutils name their pages so: section titles underlined,
+    /// and directives or roles) is [`Format::Rst`]. Other `.txt` stays plain text: None.
+    pub fn from_path_and_bytes(path: &str, bytes: &[u8]) -> Option<Format> {
+        if let Some(format) = Format::from_path(path) {
+            return Some(format);
+        }
+        let name = path.rsplit(['/', '\\']).next().unwrap_or(path);
+        let is_txt = name
+            .rsplit_once('.')
+            .is_some_and(|(stem, ext)| !stem.is_empty() && ext.eq_ignore_ascii_case("txt"));
+        let head = String::from_utf8_lossy(&bytes[..bytes.len().min(crate::rst::SNIFF_BYTES)]);
+        (is_txt && crate::rst::looks_like_rst(&head)).then_some(Format::Rst)
+    }
+
     /// Every extension this crate knows, lower-case, for `--ext` help and the walker.
     pub fn known_extensions() -> &'static [&'static str] {
         EXTENSIONS

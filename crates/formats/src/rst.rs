@@ -247,6 +247,49 @@ impl Reader {
     }
 }
 
+/// Bytes of a `.txt` file read to tell reStructuredText from plain text.
+pub(crate) const SNIFF_BYTES: usize = 64 << 10;
+
+/// Whether `text` (a file's start) is reStructuredText rather than plain text: an underlined
+/// section title, and a directive (`.. note::`) or a role (`:ref:`...``) that plain text
+/// does not write.
+pub(crate) fn looks_like_rst(text: &str) -> bool {
+    let mut titled = false;
+    let mut marked = false;
+    let mut previous = "";
+    for line in text.lines() {
+        let line = line.trim_end();
+        if let Some(c) = adornment(line) {
+            titled |= c != '.'
+                && line.len() >= 3
+                && !previous.is_empty()
+                && !previous.starts_with(char::is_whitespace)
+                && adornment(previous).is_none()
+                && line.len() >= previous.chars().count();
+        }
+        marked |= Directive::is_directive_line(line) || has_role(line);
+        if titled && marked {
+            return true;
+        }
+        previous = line;
+    }
+    false
+}
+
+/// Whether `line` uses a role: `:name:` right before a backquote, after a space or the start.
+fn has_role(line: &str) -> bool {
+    line.match_indices(":`").any(|(at, _)| {
+        let before = &line[..at];
+        let name_start = before
+            .rfind(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, ':' | '-' | '_')))
+            .map_or(0, |p| p + 1);
+        let name = &before[name_start..];
+        name.len() >= 3
+            && name.starts_with(':')
+            && name[1..].starts_with(|c: char| c.is_ascii_lowercase())
+    })
+}
+
 /// Converts reStructuredText `bytes` to Markdown.
 pub(crate) fn convert(bytes: &[u8]) -> Result<Converted, FormatError> {
     check_size(bytes)?;

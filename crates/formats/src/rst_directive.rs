@@ -228,6 +228,26 @@ impl<'a> Directive<'a> {
         })
     }
 
+    /// Whether `line` opens a directive: `.. name::` then a space or the line's end.
+    pub(crate) fn is_directive_line(line: &str) -> bool {
+        let Some(rest) = line.strip_prefix(".. ") else {
+            return false;
+        };
+        let Some(sep) = rest.find("::") else {
+            return false;
+        };
+        let name = &rest[..sep];
+        !name.is_empty()
+            && name.starts_with(|c: char| c.is_ascii_alphabetic())
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | ':' | '.' | '+'))
+            && rest[sep + 2..]
+                .chars()
+                .next()
+                .is_none_or(char::is_whitespace)
+    }
+
     /// The value of option `name`, if given.
     pub(crate) fn option(&self, name: &str) -> Option<&str> {
         self.options

@@ -195,3 +195,35 @@ fn a_field_body_continues_its_item_not_an_indented_code_block() {
         "- param filter: A warning filter.\n\n  For example:\n\n  ```\n  ignore::Warning\n  ```\n"
     );
 }
+
+#[test]
+fn a_txt_page_in_restructured_text_is_read_as_such_and_plain_text_is_not() {
+    let django_like = "==========\nMiddleware\n==========\n\n.. module:: django.middleware\n\nSee :doc:`/topics/http`.\n";
+    assert_eq!(
+        Format::from_path_and_bytes("docs/ref/middleware.txt", django_like.as_bytes()),
+        Some(Format::Rst)
+    );
+    assert_eq!(
+        Format::from_path_and_bytes("ref/roles.TXT", b"Roles\n=====\n\nUse :ref:`x`.\n"),
+        Some(Format::Rst)
+    );
+    // Plain text with an underlined title but nothing only reStructuredText writes.
+    let policy = "Returns Policy\n==============\n\n3. Safety Stock\n\nKeep two weeks of stock: see section 4.\n";
+    assert_eq!(
+        Format::from_path_and_bytes("policy.txt", policy.as_bytes()),
+        None
+    );
+    // Markup without a title, and other extensions, are not sniffed.
+    assert_eq!(
+        Format::from_path_and_bytes("notes.txt", b"Run it.\n\n.. note:: a\n"),
+        None
+    );
+    assert_eq!(
+        Format::from_path_and_bytes("notes.md", django_like.as_bytes()),
+        None
+    );
+    assert_eq!(
+        Format::from_path_and_bytes("page.rst", b""),
+        Some(Format::Rst)
+    );
+}
