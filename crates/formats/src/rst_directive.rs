@@ -326,8 +326,18 @@ pub(crate) fn render(reader: &mut Reader, d: &Directive, depth: usize, out: &mut
         return;
     }
     if let Some((_, words)) = VERSION_NOTES.iter().find(|(n, _)| *n == name) {
-        let mut version_line = format!("{words} {}", inline(&d.argument));
-        let body = reader.blocks(&d.content(), depth + 1, false);
+        // `.. deprecated:: 3.1 Use run() instead.`: the version, then the note's first words.
+        let (version, said) = d
+            .argument
+            .split_once(char::is_whitespace)
+            .unwrap_or((d.argument.as_str(), ""));
+        let mut version_line = format!("{words} {}", inline(version));
+        let mut content = Vec::new();
+        if !said.trim().is_empty() {
+            content.push(Line::new(said.trim().to_string().into(), d.src.clone()));
+        }
+        content.extend(d.content());
+        let body = reader.blocks(&content, depth + 1, false);
         let mut lines = body.lines.into_iter().skip_while(|l| l.text.is_empty());
         let first = lines.next();
         match first {

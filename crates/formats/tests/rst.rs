@@ -227,3 +227,15 @@ fn a_txt_page_in_restructured_text_is_read_as_such_and_plain_text_is_not() {
         Some(Format::Rst)
     );
 }
+
+#[test]
+fn a_version_note_reads_as_sphinx_words_it() {
+    assert_eq!(
+        markdown(".. deprecated:: 3.1 Use run() instead.\n"),
+        "Deprecated since version 3.1: Use run() instead.\n"
+    );
+    assert_eq!(
+        markdown(".. versionadded:: 2.0\n"),
+        "Added in version 2.0.\n"
+    );
+}
