@@ -7,6 +7,9 @@
 #                         the Debian package unpacked under $work/unpacked (VERSION when the
 #                         mirror still has it, else the current one; kept across --keep runs);
 #                         $deb names the file
+#   unseen_sdist PACKAGE VERSION
+#                         the PyPI source distribution of PACKAGE==VERSION unpacked under $work
+#                         (kept across --keep runs); $sdist names its folder
 #   unseen_score DOCS QUESTIONS
 #                         evidence checked against the pages, then a timed `rag-index sync` into
 #                         $work/index, its stats, and `eval --exact` in hybrid, dense and lexical
@@ -50,6 +53,15 @@ unseen_deb() {
         dpkg-deb -x "$work"/deb/"$1"_*.deb "$work/unpacked"
     fi
     deb="$(basename "$work"/deb/"$1"_*.deb)"
+}
+
+unseen_sdist() {
+    sdist="$work/$1-$2"
+    if [ ! -d "$sdist" ]; then
+        python3 -m pip download --quiet --no-deps --no-binary :all: "$1==$2" -d "$work/sdist" \
+            || { echo "could not fetch the $1 $2 sdist from PyPI" >&2; exit 2; }
+        tar -xzf "$work/sdist/$1-$2.tar.gz" -C "$work"
+    fi
 }
 
 unseen_score() {

@@ -27,13 +27,9 @@ version=3.1.3
 
 unseen_args "$@"
 unseen_workdir flask-docs
-if [ ! -d "$work/flask-$version/docs" ]; then
-    python3 -m pip download --quiet --no-deps --no-binary :all: "flask==$version" -d "$work/sdist" \
-        || { echo "could not fetch the flask $version sdist from PyPI" >&2; exit 2; }
-    tar -xzf "$work/sdist/flask-$version.tar.gz" -C "$work"
-fi
+unseen_sdist flask "$version"
 rm -rf "$work/docs" "$work/docs-md" "$work/index-md"
-cp -r "$work/flask-$version/docs" "$work/docs"
+cp -r "$sdist/docs" "$work/docs"
 echo "corpus: $(find "$work/docs" -name '*.rst' | wc -l) .rst pages of the Flask $version docs (PyPI sdist), $(find "$work/docs" -type f | wc -l) files in all"
 structure_check='
 import json, sys

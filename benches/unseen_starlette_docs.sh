@@ -24,13 +24,9 @@ version=1.10.0
 
 unseen_args "$@"
 unseen_workdir starlette-docs
-if [ ! -d "$work/starlette-$version/docs" ]; then
-    python3 -m pip download --quiet --no-deps --no-binary :all: "starlette==$version" -d "$work/sdist" \
-        || { echo "could not fetch the starlette $version sdist from PyPI" >&2; exit 2; }
-    tar -xzf "$work/sdist/starlette-$version.tar.gz" -C "$work"
-fi
+unseen_sdist starlette "$version"
 mkdir -p "$work/docs"
-cp "$work/starlette-$version"/docs/*.md "$work/docs/"
+cp "$sdist"/docs/*.md "$work/docs/"
 echo "corpus: $(ls "$work/docs" | wc -l) pages of the Starlette $version docs (PyPI sdist)"
 structure_check='
 import json, sys
