@@ -18,7 +18,8 @@
 //!
 //! Comments, link targets, substitution definitions, `toctree` and the like hold nothing a
 //! reader sees and are dropped; `include` is not followed. Input is bounded: nesting deeper
-//! than [`MAX_DEPTH`] indented levels is kept as literal text.
+//! than [`MAX_DEPTH`] indented levels is kept as literal text. A `.txt` page written in
+//! reStructuredText (Django's) comes here too, told apart by [`looks_like_rst`].
 
 use crate::builder::MarkdownBuilder;
 use crate::convert::{Converted, FormatError, check_size, decode_text};
