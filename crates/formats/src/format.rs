@@ -74,8 +74,8 @@ const EXTENSIONS: &[&str] = &[
 ];
 
 impl Format {
-    /// By file extension (case-insensitive): html/htm, pdf, docx, rst, rs, py, js/mjs/cjs/jsx, ts/tsx,
-    /// go, yaml/yml, json, toml.
+    /// By file extension (case-insensitive): html/htm, pdf, docx, rst, rs, py, js/mjs/cjs/jsx,
+    /// ts/tsx, go, yaml/yml, json, toml.
     /// Markdown and plain text are NOT formats of this crate (the chunker reads them directly):
     /// None.
     pub fn from_path(path: &str) -> Option<Format> {
@@ -102,8 +102,11 @@ impl Format {
         let is_txt = name
             .rsplit_once('.')
             .is_some_and(|(stem, ext)| !stem.is_empty() && ext.eq_ignore_ascii_case("txt"));
+        if !is_txt {
+            return None;
+        }
         let head = String::from_utf8_lossy(&bytes[..bytes.len().min(crate::rst::SNIFF_BYTES)]);
-        (is_txt && crate::rst::looks_like_rst(&head)).then_some(Format::Rst)
+        crate::rst::looks_like_rst(&head).then_some(Format::Rst)
     }
 
     /// Every extension this crate knows, lower-case, for `--ext` help and the walker.
