@@ -583,6 +583,22 @@ fn source_code_in_utf16_with_a_byte_order_mark_reads_like_its_utf8_twin() {
     assert!(mapped > 10, "code sections map to the file: {mapped}");
 }
 
+#[test]
+fn rst_in_utf16_with_a_byte_order_mark_reads_like_its_utf8_twin() {
+    let work = tempfile::tempdir().unwrap();
+    let original = std::fs::read_to_string(rst_fixture()).unwrap();
+    let mut mapped = 0;
+    for big_endian in [false, true] {
+        mapped += assert_utf16_reads_like_utf8(work.path(), "page.rst", &original, big_endian);
+    }
+    assert!(mapped > 4, "sections map to the file: {mapped}");
+}
+
+/// The handwritten Sphinx page of `rag-formats`' reStructuredText tests.
+fn rst_fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/formats/tests/fixtures/sphinx_page.rst")
+}
+
 /// UTF-16 without a byte order mark and UTF-32, in every text format: refused by name with the
 /// reason (ASCII in UTF-16 is valid UTF-8, and UTF-32 LE's mark starts like UTF-16 LE's, so a
 /// parser would otherwise read NULs between the characters), while the folder's UTF-8 file is
@@ -604,6 +620,7 @@ fn utf16_without_a_mark_and_utf32_are_refused_by_name_in_every_text_format() {
         (questions_file(), "jsonl"),
         (shared("python-docs/docs/howto/argparse.html"), "html"),
         (corpus_dir().join("expose/docker/basic.md"), "md"),
+        (rst_fixture(), "rst"),
     ];
     let mut refused = Vec::new();
     for (source, ext) in &sources {
@@ -656,8 +673,7 @@ fn utf16_without_a_mark_and_utf32_are_refused_by_name_in_every_text_format() {
 
 #[test]
 fn rst_pages_are_indexed_by_default_with_boxes_whole_and_ranges_in_the_file() {
-    let page =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/formats/tests/fixtures/sphinx_page.rst");
+    let page = rst_fixture();
     let source = std::fs::read_to_string(&page).unwrap();
     let chunks = chunks_of(&page);
     let texts: Vec<&str> = chunks.iter().map(|c| c["text"].as_str().unwrap()).collect();

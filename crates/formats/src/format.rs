@@ -73,18 +73,20 @@ const EXTENSIONS: &[&str] = &[
     "yaml", "yml", "json", "toml",
 ];
 
+/// The extension of the file `path` names: None for a dot file such as `.json`.
+fn extension(path: &str) -> Option<&str> {
+    let name = path.rsplit(['/', '\\']).next().unwrap_or(path);
+    let (stem, ext) = name.rsplit_once('.')?;
+    (!stem.is_empty()).then_some(ext)
+}
+
 impl Format {
     /// By file extension (case-insensitive): html/htm, pdf, docx, rst, rs, py, js/mjs/cjs/jsx,
     /// ts/tsx, go, yaml/yml, json, toml.
     /// Markdown and plain text are NOT formats of this crate (the chunker reads them directly):
     /// None.
     pub fn from_path(path: &str) -> Option<Format> {
-        let name = path.rsplit(['/', '\\']).next().unwrap_or(path);
-        let (stem, ext) = name.rsplit_once('.')?;
-        if stem.is_empty() {
-            // A dot file such as `.json` has no extension.
-            return None;
-        }
+        let ext = extension(path)?;
         BY_EXTENSION
             .iter()
             .find(|(e, _)| e.eq_ignore_ascii_case(ext))
@@ -98,15 +100,15 @@ impl Format {
         if let Some(format) = Format::from_path(path) {
             return Some(format);
         }
-        let name = path.rsplit(['/', '\\']).next().unwrap_or(path);
-        let is_txt = name
-            .rsplit_once('.')
-            .is_some_and(|(stem, ext)| !stem.is_empty() && ext.eq_ignore_ascii_case("txt"));
-        if !is_txt {
+        if !extension(path).is_some_and(|ext| ext.eq_ignore_ascii_case("txt")) {
             return None;
         }
-        let head = String::from_utf8_lossy(&bytes[..bytes.len().min(crate::rst::SNIFF_BYTES)]);
-        crate::rst::looks_like_rst(&head).then_some(Format::Rst)
+        let head = &bytes[..bytes.len().min(crate::rst::SNIFF_BYTES)];
+        let text = match crate::charset::decode_marked(head) {
+            Some(page) => page.text,
+            None => String::from_utf8_lossy(head),
+        };
+        crate::rst::looks_like_rst(&text).then_some(Format::Rst)
     }
 
     /// Every extension this crate knows, lower-case, for `--ext` help and the walker.

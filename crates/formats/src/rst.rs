@@ -22,6 +22,7 @@
 //! reStructuredText (Django's) comes here too, told apart by [`looks_like_rst`].
 
 use crate::builder::MarkdownBuilder;
+use crate::charset;
 use crate::convert::{Converted, FormatError, check_size, decode_text};
 use crate::rst_directive::{self, Directive};
 use crate::rst_inline::inline;
@@ -294,7 +295,14 @@ fn has_role(line: &str) -> bool {
 /// Converts reStructuredText `bytes` to Markdown.
 pub(crate) fn convert(bytes: &[u8]) -> Result<Converted, FormatError> {
     check_size(bytes)?;
-    let src = decode_text("rst", bytes)?;
+    // UTF-16 with a byte order mark is decoded and its spans mapped back to the file's bytes
+    // at the end, as for code and config.
+    charset::refuse_utf32("rst", bytes)?;
+    let marked = charset::decode_marked(bytes);
+    let src = match &marked {
+        Some(page) => charset::checked_text(page, "rst")?,
+        None => decode_text("rst", bytes)?,
+    };
     let lines = lines(&src);
     let mut reader = Reader::default();
     let out = reader.blocks(&lines, 0, true);
@@ -308,5 +316,8 @@ pub(crate) fn convert(bytes: &[u8]) -> Result<Converted, FormatError> {
     }
     let mut converted = b.into_converted("rst", reader.title);
     converted.warnings = reader.warnings;
+    if let Some(page) = &marked {
+        charset::map_spans_to_file(page, bytes, &mut converted);
+    }
     Ok(converted)
 }

@@ -215,10 +215,7 @@ impl Out {
     }
 }
 
-/// Collapses runs of whitespace to one space and trims.
-pub(crate) fn collapse(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
-}
+pub(crate) use crate::html::collapse;
 
 /// `lines` without blank lines at either end.
 fn trim_blank_ends<'s, 'a>(lines: &'s [Line<'a>]) -> &'s [Line<'a>] {
