@@ -7,6 +7,9 @@ use std::time::{Duration, Instant};
 
 use rag_formats::{Format, convert};
 
+#[path = "inputs/hostile_rst.rs"]
+mod hostile_rst;
+
 const CORPORA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/corpora");
 
 fn files() -> Vec<PathBuf> {
@@ -95,6 +98,22 @@ fn main() {
             parse.as_secs_f64() * 1e3,
             mbps(bytes, parse),
             mbps(bytes, base)
+        );
+    }
+    // Hostile reStructuredText: quadratic work would show as a row far below the others.
+    for (name, src) in hostile_rst::hostile_rst() {
+        let parse = time(|| {
+            let _ = std::hint::black_box(convert(Format::Rst, src.as_bytes()));
+        });
+        let base = time(|| {
+            std::hint::black_box(src.lines().count());
+        });
+        println!(
+            "hostile rst: {name:<22} {:>9} B  {:>8.1} ms  {:>7.2} MB/s  (baseline {:>8.1} MB/s)",
+            src.len(),
+            parse.as_secs_f64() * 1e3,
+            mbps(src.len(), parse),
+            mbps(src.len(), base)
         );
     }
 }
