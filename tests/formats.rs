@@ -774,3 +774,111 @@ fn rst_pages_are_indexed_by_default_with_boxes_whole_and_ranges_in_the_file() {
         "{top}"
     );
 }
+
+/// Flask 3.1.3's `docs/` folder from its PyPI source distribution: fetched once with pip (as
+/// `scripts/pg.sh` fetches PostgreSQL) into `$RAG_INDEX_SDIST_CACHE`, by default
+/// `/var/tmp/rag-index-sdist`.
+fn flask_docs() -> PathBuf {
+    let cache = std::env::var_os("RAG_INDEX_SDIST_CACHE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/var/tmp/rag-index-sdist"));
+    let docs = cache.join("flask-3.1.3/docs");
+    if docs.is_dir() {
+        return docs;
+    }
+    std::fs::create_dir_all(&cache).unwrap();
+    let fetch = tempfile::tempdir_in(&cache).unwrap();
+    let status = std::process::Command::new("python3")
+        .args([
+            "-m",
+            "pip",
+            "download",
+            "--quiet",
+            "--no-deps",
+            "--no-binary",
+            ":all:",
+        ])
+        .arg("flask==3.1.3")
+        .arg("-d")
+        .arg(fetch.path())
+        .status()
+        .expect("python3 runs");
+    assert!(
+        status.success(),
+        "pip could not fetch the flask 3.1.3 sdist from PyPI"
+    );
+    let status = std::process::Command::new("tar")
+        .arg("-xzf")
+        .arg(fetch.path().join("flask-3.1.3.tar.gz"))
+        .arg("-C")
+        .arg(fetch.path())
+        .status()
+        .expect("tar runs");
+    assert!(status.success());
+    // Another test run may have unpacked it meanwhile: either copy is the same.
+    let _ = std::fs::rename(fetch.path().join("flask-3.1.3"), cache.join("flask-3.1.3"));
+    docs
+}
+
+#[test]
+fn flask_sphinx_docs_index_every_page_with_each_answer_whole_in_one_chunk() {
+    let docs = flask_docs();
+    let pages = walk_rst(&docs);
+    assert_eq!(pages, 76, "the flask 3.1.3 docs have 76 .rst pages");
+    let work = tempfile::tempdir().unwrap();
+    let index = work.path().join("idx");
+    let report = sync(&docs, &index, 0);
+    assert_eq!(
+        report["errors"].as_array().map_or(0, Vec::len),
+        0,
+        "{report}"
+    );
+    let chunks = dump(&index);
+    let rst_paths: std::collections::BTreeSet<&str> = chunks
+        .iter()
+        .filter(|c| c["metadata"]["format"] == "rst")
+        .map(|c| c["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(rst_paths.len(), pages);
+    // Every question of benches/questions/flask-docs.jsonl (evidence as the rendered page
+    // words it, several inside a note or a `py:data` description) is answered whole by one
+    // chunk of its page: read as Markdown, only 6 of the 16 were.
+    let questions = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/questions/flask-docs.jsonl"),
+    )
+    .unwrap();
+    for line in questions.lines() {
+        let q: Value = serde_json::from_str(line).unwrap();
+        let evidence: Vec<String> = q["evidence"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| collapse(e.as_str().unwrap()))
+            .collect();
+        let whole = chunks.iter().any(|c| {
+            let text = collapse(c["text"].as_str().unwrap());
+            c["path"] == q["source"] && evidence.iter().all(|e| text.contains(e.as_str()))
+        });
+        assert!(
+            whole,
+            "{}: no chunk of {} holds {evidence:?}",
+            q["id"], q["source"]
+        );
+    }
+}
+
+/// `.rst` files under `dir`.
+fn walk_rst(dir: &Path) -> usize {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| {
+            let path = e.path();
+            if path.is_dir() {
+                walk_rst(&path)
+            } else {
+                usize::from(path.extension().is_some_and(|x| x == "rst"))
+            }
+        })
+        .sum()
+}
