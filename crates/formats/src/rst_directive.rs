@@ -170,24 +170,13 @@ pub(crate) struct Directive<'a> {
 impl<'a> Directive<'a> {
     /// Parses an explicit markup block (`lines[0]` starts with `..`), if it is a directive.
     pub(crate) fn parse(lines: &[Line<'a>]) -> Option<Directive<'a>> {
-        let first = lines[0].text.as_ref();
-        let rest = first.strip_prefix(".. ")?.trim_start();
-        let sep = rest.find("::")?;
-        let written_name = &rest[..sep];
-        let is_name = !written_name.is_empty()
-            && written_name.starts_with(|c: char| c.is_ascii_alphanumeric())
-            && written_name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | ':' | '.' | '+'));
-        if !is_name || rest[sep + 2..].starts_with(|c: char| !c.is_whitespace()) {
-            return None;
-        }
+        let (written_name, after) = opening(lines[0].text.as_ref())?;
         let name = written_name
             .rsplit(':')
             .next()
             .unwrap_or(written_name)
             .to_ascii_lowercase();
-        let argument = rest[sep + 2..].trim().to_string();
+        let argument = after.trim().to_string();
         let block = dedent(&lines[1..]);
         let mut options = Vec::new();
         let mut head = Vec::new();
@@ -230,22 +219,7 @@ impl<'a> Directive<'a> {
 
     /// Whether `line` opens a directive: `.. name::` then a space or the line's end.
     pub(crate) fn is_directive_line(line: &str) -> bool {
-        let Some(rest) = line.strip_prefix(".. ") else {
-            return false;
-        };
-        let Some(sep) = rest.find("::") else {
-            return false;
-        };
-        let name = &rest[..sep];
-        !name.is_empty()
-            && name.starts_with(|c: char| c.is_ascii_alphabetic())
-            && name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | ':' | '.' | '+'))
-            && rest[sep + 2..]
-                .chars()
-                .next()
-                .is_none_or(char::is_whitespace)
+        opening(line).is_some()
     }
 
     /// The value of option `name`, if given.
@@ -278,6 +252,20 @@ impl<'a> Directive<'a> {
         }
         collapse(&arg)
     }
+}
+
+/// The name as written and what follows its `::`, when `line` opens a directive: `.. name::`
+/// then whitespace or the line's end.
+fn opening(line: &str) -> Option<(&str, &str)> {
+    let rest = line.strip_prefix(".. ")?.trim_start();
+    let sep = rest.find("::")?;
+    let name = &rest[..sep];
+    let after = &rest[sep + 2..];
+    let is_name = name.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | ':' | '.' | '+'));
+    (is_name && after.chars().next().is_none_or(char::is_whitespace)).then_some((name, after))
 }
 
 /// Renders `d` into `out`.
