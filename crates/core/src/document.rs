@@ -67,7 +67,7 @@ fn chunk_converted(
     };
     // A rendered page's tables read as the page shows them; code and config stay as converted.
     let mut doc = match format {
-        Format::Html | Format::Docx | Format::Pdf | Format::Rst => {
+        Format::Html | Format::Docx | Format::Pdf | Format::Rst | Format::Asciidoc => {
             chunker.chunk_rendered(rel, &converted.markdown, title.as_deref())
         }
         _ => chunker.chunk_titled(rel, &converted.markdown, title.as_deref()),

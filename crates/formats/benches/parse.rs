@@ -1,12 +1,16 @@
 //! Parse throughput per corpus file, against a plain-text baseline (UTF-8 check + line split).
-//! `cargo bench -p rag-formats --bench parse`; with `RST_DOCS=DIR`, every `.rst` under DIR too
-//! (`../shared` has none: `benches/unseen_flask_docs.sh --keep DIR` leaves Flask's in DIR/docs).
+//! `cargo bench -p rag-formats --bench parse`; with `RST_DOCS=DIR`, every `.rst` under DIR too,
+//! with `ADOC_DOCS=DIR` every `.adoc` and `.asciidoc` (`../shared` has neither:
+//! `benches/unseen_flask_docs.sh --keep DIR` leaves Flask's in DIR/docs, and
+//! `benches/unseen_asciidoc_docs.sh --keep DIR` git-lfs's and openQA's in DIR/docs).
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use rag_formats::{Format, convert};
 
+#[path = "inputs/hostile_adoc.rs"]
+mod hostile_adoc;
 #[path = "inputs/hostile_rst.rs"]
 mod hostile_rst;
 
@@ -24,23 +28,36 @@ fn files() -> Vec<PathBuf> {
             out.extend(pages);
         }
     }
-    if let Some(dir) = std::env::var_os("RST_DOCS") {
-        let mut pending = vec![PathBuf::from(dir)];
-        let mut pages = Vec::new();
-        while let Some(d) = pending.pop() {
-            for entry in std::fs::read_dir(&d).into_iter().flatten().flatten() {
-                let path = entry.path();
-                if path.is_dir() {
-                    pending.push(path);
-                } else if path.extension().is_some_and(|e| e == "rst") {
-                    pages.push(path);
-                }
-            }
+    for (var, extensions) in [
+        ("RST_DOCS", &["rst"][..]),
+        ("ADOC_DOCS", &["adoc", "asciidoc"][..]),
+    ] {
+        if let Some(dir) = std::env::var_os(var) {
+            out.extend(pages_under(PathBuf::from(dir), extensions));
         }
-        pages.sort();
-        out.extend(pages);
     }
     out
+}
+
+/// Files under `dir` with one of `extensions`, sorted.
+fn pages_under(dir: PathBuf, extensions: &[&str]) -> Vec<PathBuf> {
+    let mut pending = vec![dir];
+    let mut pages = Vec::new();
+    while let Some(d) = pending.pop() {
+        for entry in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                pending.push(path);
+            } else if path
+                .extension()
+                .is_some_and(|e| extensions.iter().any(|x| e == *x))
+            {
+                pages.push(path);
+            }
+        }
+    }
+    pages.sort();
+    pages
 }
 
 /// Best of a few runs (the machine is shared).
@@ -100,20 +117,31 @@ fn main() {
             mbps(bytes, base)
         );
     }
-    // Hostile reStructuredText: quadratic work would show as a row far below the others.
-    for (name, src) in hostile_rst::hostile_rst() {
+    // Hostile input: quadratic work would show as a row far below the others.
+    let hostile = hostile_rst::hostile_rst()
+        .into_iter()
+        .map(|(name, src)| (Format::Rst, name, src))
+        .chain(
+            hostile_adoc::hostile_adoc()
+                .into_iter()
+                .map(|(name, src)| (Format::Asciidoc, name, src)),
+        );
+    for (format, name, src) in hostile {
+        let mut refused = false;
         let parse = time(|| {
-            let _ = std::hint::black_box(convert(Format::Rst, src.as_bytes()));
+            refused = std::hint::black_box(convert(format, src.as_bytes())).is_err();
         });
         let base = time(|| {
             std::hint::black_box(src.lines().count());
         });
         println!(
-            "hostile rst: {name:<22} {:>9} B  {:>8.1} ms  {:>7.2} MB/s  (baseline {:>8.1} MB/s)",
+            "hostile {:<8} {name:<24} {:>9} B  {:>8.1} ms  {:>7.2} MB/s  (baseline {:>8.1} MB/s){}",
+            format.name(),
             src.len(),
             parse.as_secs_f64() * 1e3,
             mbps(src.len(), parse),
-            mbps(src.len(), base)
+            mbps(src.len(), base),
+            if refused { "  refused" } else { "" }
         );
     }
 }

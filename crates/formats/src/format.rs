@@ -12,6 +12,8 @@ pub enum Format {
     Docx,
     /// reStructuredText source (Sphinx, docutils).
     Rst,
+    /// AsciiDoc source (Asciidoctor, Antora).
+    Asciidoc,
     /// Source code of one language.
     Code(Language),
     /// Configuration file.
@@ -53,6 +55,8 @@ const BY_EXTENSION: &[(&str, Format)] = &[
     ("pdf", Format::Pdf),
     ("docx", Format::Docx),
     ("rst", Format::Rst),
+    ("adoc", Format::Asciidoc),
+    ("asciidoc", Format::Asciidoc),
     ("rs", Format::Code(Language::Rust)),
     ("py", Format::Code(Language::Python)),
     ("js", Format::Code(Language::JavaScript)),
@@ -69,8 +73,8 @@ const BY_EXTENSION: &[(&str, Format)] = &[
 ];
 
 const EXTENSIONS: &[&str] = &[
-    "html", "htm", "pdf", "docx", "rst", "rs", "py", "js", "mjs", "cjs", "jsx", "ts", "tsx", "go",
-    "yaml", "yml", "json", "toml",
+    "html", "htm", "pdf", "docx", "rst", "adoc", "asciidoc", "rs", "py", "js", "mjs", "cjs", "jsx",
+    "ts", "tsx", "go", "yaml", "yml", "json", "toml",
 ];
 
 /// The extension of the file `path` names: None for a dot file such as `.json`.
@@ -81,7 +85,7 @@ fn extension(path: &str) -> Option<&str> {
 }
 
 impl Format {
-    /// By file extension (case-insensitive): html/htm, pdf, docx, rst, rs, py, js/mjs/cjs/jsx,
+    /// By file extension (case-insensitive): html/htm, pdf, docx, rst, adoc/asciidoc, rs, py, js/mjs/cjs/jsx,
     /// ts/tsx, go, yaml/yml, json, toml.
     /// Markdown and plain text are NOT formats of this crate (the chunker reads them directly):
     /// None.
@@ -123,6 +127,7 @@ impl Format {
             Format::Pdf => "pdf",
             Format::Docx => "docx",
             Format::Rst => "rst",
+            Format::Asciidoc => "asciidoc",
             Format::Code(lang) => lang.name(),
             Format::Config(ConfigKind::Yaml) => "yaml",
             Format::Config(ConfigKind::Json) => "json",

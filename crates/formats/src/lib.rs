@@ -1,5 +1,5 @@
-//! Converts HTML, DOCX, PDF, reStructuredText, source code and config/data files to Markdown
-//! for rag-index.
+//! Converts HTML, DOCX, PDF, reStructuredText, AsciiDoc, source code and config/data files to
+//! Markdown for rag-index.
 //!
 //! Each format has its own converter; all of them return a [`Converted`]: Markdown in the shape the
 //! structure-aware Markdown chunker expects (headings, paragraphs, GFM tables, fenced code, lists),
@@ -32,6 +32,8 @@
 //!
 //! None: every format is always built.
 
+mod adoc;
+mod adoc_bounds;
 mod builder;
 mod charset;
 mod code;
@@ -44,13 +46,13 @@ mod format;
 mod html;
 mod html_locate;
 mod html_parse;
+mod md_out;
 mod pdf;
 mod rst;
 mod rst_directive;
 mod rst_inline;
 mod rst_lines;
 mod rst_lists;
-mod rst_out;
 mod rst_table;
 
 pub use charset::{DecodedPage, decode_marked, looks_like_utf16, utf32_marked};
@@ -70,6 +72,7 @@ pub fn convert(format: Format, bytes: &[u8]) -> Result<Converted, FormatError> {
         Format::Pdf => pdf::convert(bytes),
         Format::Docx => docx::convert(bytes),
         Format::Rst => rst::convert(bytes),
+        Format::Asciidoc => adoc::convert(bytes),
         Format::Code(lang) => code::convert(lang, bytes),
         Format::Config(kind) => config::convert(kind, bytes),
     };

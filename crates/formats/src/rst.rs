@@ -24,10 +24,10 @@
 use crate::builder::MarkdownBuilder;
 use crate::charset;
 use crate::convert::{Converted, FormatError, check_size, decode_text};
+use crate::md_out::{Out, OutLine, collapse};
 use crate::rst_directive::{self, Directive};
 use crate::rst_inline::inline;
 use crate::rst_lines::{Line, dedent, dedent_first, indented_end, lines};
-use crate::rst_out::{Out, OutLine, collapse};
 use crate::rst_table;
 
 /// Indented levels (block quotes, list items, directive bodies) read as structure; deeper

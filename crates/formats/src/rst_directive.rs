@@ -2,10 +2,10 @@
 //! code blocks, boxes (admonitions and object descriptions), tables, version notes, plain
 //! content, or nothing (`toctree`, `image`, `raw`, `include`, ...).
 
+use crate::md_out::{Out, OutLine, collapse};
 use crate::rst::Reader;
 use crate::rst_inline::inline;
 use crate::rst_lines::{Line, dedent, indented_end};
-use crate::rst_out::{Out, OutLine, collapse};
 use crate::rst_table;
 
 /// Directives whose content is code: shown as a fenced block in the language of their argument.

@@ -1,10 +1,10 @@
 //! reStructuredText lists: bullet, enumerated, field and option lists, and definition lists,
 //! each item's body read as blocks one level down and rendered as a Markdown list item.
 
+use crate::md_out::{Out, OutLine};
 use crate::rst::Reader;
 use crate::rst_inline::inline;
 use crate::rst_lines::{Line, dedent, dedent_first, indented_end};
-use crate::rst_out::{Out, OutLine};
 
 /// Field names that only steer Sphinx (a page's metadata), not text a reader sees.
 const SPHINX_FIELDS: &[&str] = &["orphan", "nocomments", "nosearch", "tocdepth", "hide-toc"];

@@ -4,10 +4,10 @@
 //! cell's lines are joined with spaces: the words stay in their row, which is what a reader of
 //! one row needs. A grid or simple table that does not parse is kept as literal text.
 
+use crate::md_out::{Out, collapse};
 use crate::rst_directive::Directive;
 use crate::rst_inline::inline;
 use crate::rst_lines::{Line, dedent};
-use crate::rst_out::{Out, collapse};
 
 /// A grid table's top border: `+---+----+`.
 pub(crate) fn is_grid_border(t: &str) -> bool {

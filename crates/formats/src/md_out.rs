@@ -1,5 +1,5 @@
-//! The Markdown a reStructuredText page becomes, line by line, each with the source bytes its
-//! text came from: paragraphs, fenced code, tables, list items and colon-fenced boxes.
+//! The Markdown a reStructuredText or AsciiDoc page becomes, line by line, each with the source
+//! bytes its text came from: paragraphs, fenced code, tables, list items and colon-fenced boxes.
 
 use std::ops::Range;
 
