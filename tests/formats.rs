@@ -594,6 +594,22 @@ fn rst_in_utf16_with_a_byte_order_mark_reads_like_its_utf8_twin() {
     assert!(mapped > 4, "sections map to the file: {mapped}");
 }
 
+#[test]
+fn asciidoc_in_utf16_with_a_byte_order_mark_reads_like_its_utf8_twin() {
+    let work = tempfile::tempdir().unwrap();
+    let original = std::fs::read_to_string(adoc_fixture()).unwrap();
+    let mut mapped = 0;
+    for big_endian in [false, true] {
+        mapped += assert_utf16_reads_like_utf8(work.path(), "page.adoc", &original, big_endian);
+    }
+    assert!(mapped > 4, "sections map to the file: {mapped}");
+}
+
+/// The handwritten page of `rag-formats`' AsciiDoc tests.
+fn adoc_fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/formats/tests/fixtures/handbook.adoc")
+}
+
 /// The handwritten Sphinx page of `rag-formats`' reStructuredText tests.
 fn rst_fixture() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/formats/tests/fixtures/sphinx_page.rst")
@@ -621,6 +637,7 @@ fn utf16_without_a_mark_and_utf32_are_refused_by_name_in_every_text_format() {
         (shared("python-docs/docs/howto/argparse.html"), "html"),
         (corpus_dir().join("expose/docker/basic.md"), "md"),
         (rst_fixture(), "rst"),
+        (adoc_fixture(), "adoc"),
     ];
     let mut refused = Vec::new();
     for (source, ext) in &sources {

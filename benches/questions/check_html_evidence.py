@@ -1,8 +1,9 @@
 """Checks a question set against the pages it was written from: every evidence string must be in
 the visible text of the question's `source` page (tags dropped, scripts and styles left out;
-reStructuredText's inline markup as Sphinx shows it; a Markdown or text page as written), whitespace runs collapsed on both sides, as `rag-index
-eval` compares. Exits 1 and names each
-miss, so a different version of the documents is caught before it is scored.
+reStructuredText's inline markup as Sphinx shows it; a Markdown, AsciiDoc or text page as
+written, so AsciiDoc evidence avoids spans with inline markup), whitespace runs collapsed on
+both sides, as `rag-index eval` compares. Exits 1 and names each miss, so a different version
+of the documents is caught before it is scored.
 
     python3 check_html_evidence.py QUESTIONS.jsonl DOCS_DIR
 """
