@@ -16,8 +16,8 @@
 //!
 //! Comments, attribute entries, images, page breaks and `toc::[]` show nothing. Includes are
 //! never read: the parser runs in its default secure mode, so a page cannot pull in files
-//! (outside the synced folder or not). Nesting is bounded before parsing
-//! ([`adoc_bounds`](crate::adoc_bounds)).
+//! (outside the synced folder or not). The parser's costs (nesting, paragraph and table
+//! sizes, cells) are bounded before it runs ([`adoc_bounds`](crate::adoc_bounds)).
 
 use std::ops::Range;
 
@@ -29,7 +29,7 @@ use asciidoc_parser::{HasSpan, Parser, Span};
 use scraper::Html;
 
 use crate::adoc_bounds::{self, Bounded};
-use crate::builder::{MarkdownBuilder, starts_like_block};
+use crate::builder::starts_like_block;
 use crate::charset;
 use crate::convert::{Converted, FormatError, check_size, decode_text};
 use crate::md_out::{Out, OutLine, collapse};
@@ -64,15 +64,7 @@ pub(crate) fn convert(bytes: &[u8]) -> Result<Converted, FormatError> {
     for block in doc.child_blocks() {
         page.block(block, &mut out);
     }
-    let mut b = MarkdownBuilder::new();
-    for line in out.lines {
-        match line.src {
-            Some(src) if !line.text.is_empty() => b.text(&line.text, Some(src), None),
-            _ => b.markup(&line.text),
-        }
-        b.markup("\n");
-    }
-    let mut converted = b.into_converted("asciidoc", title);
+    let mut converted = out.into_converted("asciidoc", title);
     if let Some(page) = &marked {
         charset::map_spans_to_file(page, bytes, &mut converted);
     }
@@ -207,8 +199,14 @@ impl<'s> Page<'s> {
                 if !rows.is_empty() {
                     // Without a header row the first row heads the Markdown table.
                     let header = rows.remove(0);
-                    let src = self.range(block.span()).unwrap_or(0..0);
-                    out.table(&header, &rows, src);
+                    match self.range(block.span()) {
+                        Some(src) => out.table(&header, &rows, src),
+                        None => {
+                            let mut table = Out::default();
+                            table.table(&header, &rows, 0..0);
+                            out.extend(without_sources(table));
+                        }
+                    }
                 }
             }
             Block::Preamble(_) => self.children(block, out),
@@ -267,10 +265,7 @@ impl<'s> Page<'s> {
             // Rewritten by the preprocessor: the text, without provenance.
             let mut code = Out::default();
             code.code(&language, &lines(content.data()));
-            for line in &mut code.lines {
-                line.src = None;
-            }
-            out.extend(code);
+            out.extend(without_sources(code));
         }
     }
 
@@ -367,6 +362,14 @@ fn item_lines(marker: &str, lead: &str, body: Out) -> Out {
     item.push(OutLine::markup(lead.trim_end().to_string()));
     item.extend(body);
     item.into_item(marker)
+}
+
+/// `out` with no line claiming a source (its text was rewritten by the preprocessor).
+fn without_sources(mut out: Out) -> Out {
+    for line in &mut out.lines {
+        line.src = None;
+    }
+    out
 }
 
 fn line(text: String, src: Option<Range<usize>>) -> OutLine {

@@ -3,7 +3,8 @@
 
 use std::ops::Range;
 
-use crate::builder::{escape_cell, fence_for, starts_like_block};
+use crate::builder::{MarkdownBuilder, escape_cell, fence_for, starts_like_block};
+use crate::convert::Converted;
 use crate::rst_lines::Line;
 
 /// One line of Markdown output and where its text came from.
@@ -82,6 +83,19 @@ impl Out {
         while self.lines.last().is_some_and(|l| l.text.is_empty()) {
             self.lines.pop();
         }
+    }
+
+    /// The Markdown of these lines, with the provenance of their sourced text.
+    pub(crate) fn into_converted(self, format: &str, title: Option<String>) -> Converted {
+        let mut b = MarkdownBuilder::new();
+        for line in self.lines {
+            match line.src {
+                Some(src) if !line.text.is_empty() => b.text(&line.text, Some(src), None),
+                _ => b.markup(&line.text),
+            }
+            b.markup("\n");
+        }
+        b.into_converted(format, title)
     }
 
     /// A paragraph: `text` (inline markup already turned into shown text) on one line.

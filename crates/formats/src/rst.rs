@@ -21,7 +21,6 @@
 //! than [`MAX_DEPTH`] indented levels is kept as literal text. A `.txt` page written in
 //! reStructuredText (Django's) comes here too, told apart by [`looks_like_rst`].
 
-use crate::builder::MarkdownBuilder;
 use crate::charset;
 use crate::convert::{Converted, FormatError, check_size, decode_text};
 use crate::md_out::{Out, OutLine, collapse};
@@ -306,15 +305,7 @@ pub(crate) fn convert(bytes: &[u8]) -> Result<Converted, FormatError> {
     let lines = lines(&src);
     let mut reader = Reader::default();
     let out = reader.blocks(&lines, 0, true);
-    let mut b = MarkdownBuilder::new();
-    for line in out.lines {
-        match line.src {
-            Some(src) if !line.text.is_empty() => b.text(&line.text, Some(src), None),
-            _ => b.markup(&line.text),
-        }
-        b.markup("\n");
-    }
-    let mut converted = b.into_converted("rst", reader.title);
+    let mut converted = out.into_converted("rst", reader.title);
     converted.warnings = reader.warnings;
     if let Some(page) = &marked {
         charset::map_spans_to_file(page, bytes, &mut converted);
