@@ -27,7 +27,7 @@ unseen_args "$@"
 unseen_workdir asciidoc-docs
 unseen_deb golang-github-git-lfs-git-lfs-dev 3.3.0-1+deb12u1
 unseen_deb openqa-doc 4.6.1674490999.b00c12673-2
-rm -rf "$work/docs" "$work/docs-md" "$work/index-md"
+rm -rf "$work/docs"
 mkdir -p "$work/docs"
 cp -r "$work/unpacked/usr/share/gocode/src/github.com/git-lfs/git-lfs/docs/man" "$work/docs/git-lfs"
 cp -r "$work/unpacked/usr/share/doc/openqa" "$work/docs/openqa"
@@ -35,23 +35,8 @@ find "$work/docs/openqa" -name '*.gz' -exec gunzip {} +
 echo "corpus: $(find "$work/docs" -name '*.adoc' | wc -l) git-lfs man pages (.adoc) and" \
     "$(find "$work/docs" -name '*.asciidoc' | wc -l) openQA guides (.asciidoc)," \
     "$(find "$work/docs" -type f | wc -l) files in all"
-structure_check='
-import json, sys
-chunks = [json.loads(line) for line in sys.stdin]
-pages = [c for c in chunks if c["path"].endswith((".adoc", ".asciidoc", ".md"))]
-below = sum(len(c["heading_path"]) > 1 for c in pages)
-boxes = sum(any(l.startswith(":::") for l in c["text"].splitlines()) for c in pages)
-print(f"page chunks: {len(pages)}; under a section heading: {below}; holding a box: {boxes}")'
+page_structure .adoc .asciidoc .md
 unseen_score "$work/docs" "$questions"
 
 echo "== baseline: the same pages as .md (AsciiDoc read as Markdown)"
-cp -r "$work/docs" "$work/docs-md"
-find "$work/docs-md" \( -name '*.adoc' -o -name '*.asciidoc' \) \
-    -exec sh -c 'mv "$1" "${1%.*}.md"' _ {} \;
-"$bin" sync "$work/docs-md" --index "$work/index-md" 2>"$work/sync-md.stderr" || true
-"$bin" stats --index "$work/index-md" | grep -E '^(files|chunks):'
-"$bin" dump --index "$work/index-md" | python3 -c "$structure_check"
-for mode in hybrid dense lexical; do
-    echo "== rag-index eval --exact --mode $mode (as .md)"
-    "$bin" eval "$questions" --index "$work/index-md" --exact --mode "$mode" 2>/dev/null
-done
+unseen_baseline_md .adoc .asciidoc

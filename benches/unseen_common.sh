@@ -15,6 +15,13 @@
 #                         $work/index, its stats, and `eval --exact` in hybrid, dense and lexical
 #                         modes; $structure_check (Python reading `rag-index dump` lines on stdin),
 #                         when set, prints what the script measures of the chunks' structure.
+#   page_structure EXT... sets $structure_check to count the chunks of pages with these
+#                         extensions: under a section heading, holding a box (`:::`)
+#   unseen_baseline_md EXT...
+#                         the baseline of a reader: the same pages ($work/docs) with these
+#                         extensions renamed `.md`, synced into $work/index-md and scored as
+#                         unseen_score does, without the evidence check (how the same binary
+#                         reads them as Markdown)
 # Needs $bin and $model from paths.sh.
 
 unseen_args() {
@@ -87,5 +94,33 @@ unseen_score() {
     for mode in hybrid dense lexical; do
         echo "== rag-index eval --exact --mode $mode"
         "$bin" eval "$questions" --index "$index" --exact --mode "$mode" 2>/dev/null
+    done
+}
+
+page_structure() {
+    structure_check="
+import json, sys
+chunks = [json.loads(line) for line in sys.stdin]
+pages = [c for c in chunks if c['path'].endswith(tuple('$*'.split()))]
+below = sum(len(c['heading_path']) > 1 for c in pages)
+boxes = sum(any(l.startswith(':::') for l in c['text'].splitlines()) for c in pages)
+print(f'page chunks: {len(pages)}; under a section heading: {below}; holding a box: {boxes}')"
+}
+
+unseen_baseline_md() {
+    local ext mode
+    rm -rf "$work/docs-md" "$work/index-md"
+    cp -r "$work/docs" "$work/docs-md"
+    for ext in "$@"; do
+        find "$work/docs-md" -name "*$ext" -exec sh -c 'mv "$1" "${1%.*}.md"' _ {} \;
+    done
+    "$bin" sync "$work/docs-md" --index "$work/index-md" 2>"$work/sync-md.stderr" || true
+    "$bin" stats --index "$work/index-md" | grep -E '^(files|chunks):'
+    if [ -n "${structure_check:-}" ]; then
+        "$bin" dump --index "$work/index-md" | python3 -c "$structure_check"
+    fi
+    for mode in hybrid dense lexical; do
+        echo "== rag-index eval --exact --mode $mode (as .md)"
+        "$bin" eval "$questions" --index "$work/index-md" --exact --mode "$mode" 2>/dev/null
     done
 }

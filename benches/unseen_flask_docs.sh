@@ -28,25 +28,11 @@ version=3.1.3
 unseen_args "$@"
 unseen_workdir flask-docs
 unseen_sdist flask "$version"
-rm -rf "$work/docs" "$work/docs-md" "$work/index-md"
+rm -rf "$work/docs"
 cp -r "$sdist/docs" "$work/docs"
 echo "corpus: $(find "$work/docs" -name '*.rst' | wc -l) .rst pages of the Flask $version docs (PyPI sdist), $(find "$work/docs" -type f | wc -l) files in all"
-structure_check='
-import json, sys
-chunks = [json.loads(line) for line in sys.stdin]
-rst = [c for c in chunks if c["path"].endswith((".rst", ".md"))]
-below = sum(len(c["heading_path"]) > 1 for c in rst)
-boxes = sum(any(l.startswith(":::") for l in c["text"].splitlines()) for c in rst)
-print(f"page chunks: {len(rst)}; under a section heading: {below}; holding a box: {boxes}")'
+page_structure .rst .md
 unseen_score "$work/docs" "$questions"
 
 echo "== baseline: the same pages as .md (reStructuredText read as Markdown)"
-cp -r "$work/docs" "$work/docs-md"
-find "$work/docs-md" -name '*.rst' -exec sh -c 'mv "$1" "${1%.rst}.md"' _ {} \;
-"$bin" sync "$work/docs-md" --index "$work/index-md" 2>"$work/sync-md.stderr" || true
-"$bin" stats --index "$work/index-md" | grep -E '^(files|chunks):'
-"$bin" dump --index "$work/index-md" | python3 -c "$structure_check"
-for mode in hybrid dense lexical; do
-    echo "== rag-index eval --exact --mode $mode (as .md)"
-    "$bin" eval "$questions" --index "$work/index-md" --exact --mode "$mode" 2>/dev/null
-done
+unseen_baseline_md .rst

@@ -213,26 +213,5 @@ fn real_asciidoc_docs_index_every_page_with_each_answer_whole_in_one_chunk() {
     assert_eq!(indexed.len(), pages);
     // Every question (evidence as the rendered page words it; options, admonitions, listings
     // and tables among them) is answered whole by one chunk of its page.
-    let questions = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/questions/asciidoc-docs.jsonl"),
-    )
-    .unwrap();
-    for line in questions.lines() {
-        let q: Value = serde_json::from_str(line).unwrap();
-        let evidence: Vec<String> = q["evidence"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|e| collapse(e.as_str().unwrap()))
-            .collect();
-        let whole = chunks.iter().any(|c| {
-            let text = collapse(text(c));
-            c["path"] == q["source"] && evidence.iter().all(|e| text.contains(e.as_str()))
-        });
-        assert!(
-            whole,
-            "{}: no chunk of {} holds {evidence:?}",
-            q["id"], q["source"]
-        );
-    }
+    assert_every_answer_whole_in_one_chunk(&chunks, "benches/questions/asciidoc-docs.jsonl");
 }

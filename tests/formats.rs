@@ -860,28 +860,7 @@ fn flask_sphinx_docs_index_every_page_with_each_answer_whole_in_one_chunk() {
     // Every question of benches/questions/flask-docs.jsonl (evidence as the rendered page
     // words it, several inside a note or a `py:data` description) is answered whole by one
     // chunk of its page: read as Markdown, only 6 of the 16 were.
-    let questions = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/questions/flask-docs.jsonl"),
-    )
-    .unwrap();
-    for line in questions.lines() {
-        let q: Value = serde_json::from_str(line).unwrap();
-        let evidence: Vec<String> = q["evidence"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|e| collapse(e.as_str().unwrap()))
-            .collect();
-        let whole = chunks.iter().any(|c| {
-            let text = collapse(c["text"].as_str().unwrap());
-            c["path"] == q["source"] && evidence.iter().all(|e| text.contains(e.as_str()))
-        });
-        assert!(
-            whole,
-            "{}: no chunk of {} holds {evidence:?}",
-            q["id"], q["source"]
-        );
-    }
+    assert_every_answer_whole_in_one_chunk(&chunks, "benches/questions/flask-docs.jsonl");
 }
 
 /// `.rst` files under `dir`.

@@ -243,6 +243,28 @@ pub fn evidence_rank(question: &Value, hits: &[Value]) -> Option<Value> {
     })
 }
 
+/// Asserts that every question of the question set at `questions` (a path under the
+/// workspace) is answered whole by one chunk of its `source` page: its evidence strings all in
+/// that chunk's text, whitespace runs collapsed, as `eval` counts it.
+pub fn assert_every_answer_whole_in_one_chunk(chunks: &[Value], questions: &str) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(questions);
+    for line in std::fs::read_to_string(&path).unwrap().lines() {
+        let question: Value = serde_json::from_str(line).unwrap();
+        let of_page: Vec<Value> = chunks
+            .iter()
+            .filter(|c| c["path"] == question["source"])
+            .cloned()
+            .collect();
+        assert!(
+            evidence_rank(&question, &of_page).is_some(),
+            "{}: no chunk of {} holds {}",
+            question["id"],
+            question["source"],
+            question["evidence"]
+        );
+    }
+}
+
 /// `rag-index ARGS --json` (a sync) with its address space limited to `kib` (`ulimit -v`), so a
 /// runaway allocation fails (and the process aborts) instead of taking the machine. Returns the
 /// exit code (none when a signal ended it), the report and stderr.

@@ -3,6 +3,9 @@
 //! read, and hostile input converts or is refused without a panic (its speed: the `parse`
 //! bench).
 
+mod support;
+use support::between;
+
 use rag_formats::{Format, FormatError, convert};
 
 #[path = "../benches/inputs/hostile_adoc.rs"]
@@ -13,21 +16,6 @@ const PAGE: &str = include_str!("fixtures/handbook.adoc");
 
 fn markdown(src: &str) -> String {
     convert(Format::Asciidoc, src.as_bytes()).unwrap().markdown
-}
-
-/// The lines of `md` from the one equal to `first` to the one equal to `last`, both included.
-fn between<'a>(md: &'a str, first: &str, last: &str) -> Vec<&'a str> {
-    let lines: Vec<&str> = md.lines().collect();
-    let start = lines
-        .iter()
-        .position(|l| *l == first)
-        .unwrap_or_else(|| panic!("no {first:?} in\n{md}"));
-    let end = start
-        + lines[start..]
-            .iter()
-            .position(|l| *l == last)
-            .unwrap_or_else(|| panic!("no {last:?} after {first:?} in\n{md}"));
-    lines[start..=end].to_vec()
 }
 
 #[test]

@@ -2,6 +2,9 @@
 //! (headings by adornment order, boxes, code, tables, lists), with the text the rendered page
 //! shows, and hostile input converts without a panic (its speed: the `parse` bench).
 
+mod support;
+use support::between;
+
 use rag_formats::{Format, convert};
 
 #[path = "../benches/inputs/hostile_rst.rs"]
@@ -12,21 +15,6 @@ const PAGE: &str = include_str!("fixtures/sphinx_page.rst");
 
 fn markdown(src: &str) -> String {
     convert(Format::Rst, src.as_bytes()).unwrap().markdown
-}
-
-/// The lines of `md` from the one equal to `first` to the one equal to `last`, both included.
-fn between<'a>(md: &'a str, first: &str, last: &str) -> Vec<&'a str> {
-    let lines: Vec<&str> = md.lines().collect();
-    let start = lines
-        .iter()
-        .position(|l| *l == first)
-        .unwrap_or_else(|| panic!("no {first:?} in\n{md}"));
-    let end = start
-        + lines[start..]
-            .iter()
-            .position(|l| *l == last)
-            .unwrap_or_else(|| panic!("no {last:?} after {first:?} in\n{md}"));
-    lines[start..=end].to_vec()
 }
 
 #[test]
