@@ -15,6 +15,9 @@
 #                         $work/index, its stats, and `eval --exact` in hybrid, dense and lexical
 #                         modes; $structure_check (Python reading `rag-index dump` lines on stdin),
 #                         when set, prints what the script measures of the chunks' structure.
+#   unseen_report INDEX QUESTIONS SUFFIX
+#                         INDEX's stats, $structure_check's line and the three evals (their
+#                         titles ending in SUFFIX)
 #   page_structure EXT... sets $structure_check to count the chunks of pages with these
 #                         extensions: under a section heading, holding a box (`:::`)
 #   unseen_baseline_md EXT...
@@ -87,12 +90,19 @@ unseen_score() {
     fi
     end=$(date +%s.%N)
     awk -v a="$start" -v b="$end" 'BEGIN { printf "rag-index sync: %.1f s\n", b - a }'
+    unseen_report "$index" "$questions" ""
+}
+
+# The stats, the structure check and the three evals of INDEX, each eval's title ending in
+# SUFFIX.
+unseen_report() {
+    local index="$1" questions="$2" suffix="$3" mode
     "$bin" stats --index "$index" | grep -E '^(files|chunks|disk):'
     if [ -n "${structure_check:-}" ]; then
         "$bin" dump --index "$index" | python3 -c "$structure_check"
     fi
     for mode in hybrid dense lexical; do
-        echo "== rag-index eval --exact --mode $mode"
+        echo "== rag-index eval --exact --mode $mode$suffix"
         "$bin" eval "$questions" --index "$index" --exact --mode "$mode" 2>/dev/null
     done
 }
@@ -108,19 +118,12 @@ print(f'page chunks: {len(pages)}; under a section heading: {below}; holding a b
 }
 
 unseen_baseline_md() {
-    local ext mode
+    local ext
     rm -rf "$work/docs-md" "$work/index-md"
     cp -r "$work/docs" "$work/docs-md"
     for ext in "$@"; do
         find "$work/docs-md" -name "*$ext" -exec sh -c 'mv "$1" "${1%.*}.md"' _ {} \;
     done
     "$bin" sync "$work/docs-md" --index "$work/index-md" 2>"$work/sync-md.stderr" || true
-    "$bin" stats --index "$work/index-md" | grep -E '^(files|chunks):'
-    if [ -n "${structure_check:-}" ]; then
-        "$bin" dump --index "$work/index-md" | python3 -c "$structure_check"
-    fi
-    for mode in hybrid dense lexical; do
-        echo "== rag-index eval --exact --mode $mode (as .md)"
-        "$bin" eval "$questions" --index "$work/index-md" --exact --mode "$mode" 2>/dev/null
-    done
+    unseen_report "$work/index-md" "$questions" " (as .md)"
 }

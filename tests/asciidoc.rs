@@ -197,20 +197,7 @@ fn real_asciidoc_docs_index_every_page_with_each_answer_whole_in_one_chunk() {
         })
         .count();
     assert_eq!(pages, 47, "35 git-lfs man pages and 12 openQA guides");
-    let index = work.path().join("idx");
-    let report = sync(&docs, &index, 0);
-    assert_eq!(
-        report["errors"].as_array().map_or(0, Vec::len),
-        0,
-        "{report}"
-    );
-    let chunks = dump(&index);
-    let indexed: std::collections::BTreeSet<&str> = chunks
-        .iter()
-        .filter(|c| c["metadata"]["format"] == "asciidoc")
-        .map(|c| c["path"].as_str().unwrap())
-        .collect();
-    assert_eq!(indexed.len(), pages);
+    let chunks = sync_every_page(&docs, &work.path().join("idx"), "asciidoc", pages);
     // Every question (evidence as the rendered page words it; options, admonitions, listings
     // and tables among them) is answered whole by one chunk of its page.
     assert_every_answer_whole_in_one_chunk(&chunks, "benches/questions/asciidoc-docs.jsonl");

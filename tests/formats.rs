@@ -843,20 +843,7 @@ fn flask_sphinx_docs_index_every_page_with_each_answer_whole_in_one_chunk() {
     let pages = walk_rst(&docs);
     assert_eq!(pages, 76, "the flask 3.1.3 docs have 76 .rst pages");
     let work = tempfile::tempdir().unwrap();
-    let index = work.path().join("idx");
-    let report = sync(&docs, &index, 0);
-    assert_eq!(
-        report["errors"].as_array().map_or(0, Vec::len),
-        0,
-        "{report}"
-    );
-    let chunks = dump(&index);
-    let rst_paths: std::collections::BTreeSet<&str> = chunks
-        .iter()
-        .filter(|c| c["metadata"]["format"] == "rst")
-        .map(|c| c["path"].as_str().unwrap())
-        .collect();
-    assert_eq!(rst_paths.len(), pages);
+    let chunks = sync_every_page(&docs, &work.path().join("idx"), "rst", pages);
     // Every question of benches/questions/flask-docs.jsonl (evidence as the rendered page
     // words it, several inside a note or a `py:data` description) is answered whole by one
     // chunk of its page: read as Markdown, only 6 of the 16 were.

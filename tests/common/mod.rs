@@ -243,6 +243,25 @@ pub fn evidence_rank(question: &Value, hits: &[Value]) -> Option<Value> {
     })
 }
 
+/// Syncs `docs` into `index` with no file failing, checks that `pages` distinct files were
+/// indexed as `format` (the converters' `metadata.format`), and returns every chunk.
+pub fn sync_every_page(docs: &Path, index: &Path, format: &str, pages: usize) -> Vec<Value> {
+    let report = sync(docs, index, 0);
+    assert_eq!(
+        report["errors"].as_array().map_or(0, Vec::len),
+        0,
+        "{report}"
+    );
+    let chunks = dump(index);
+    let indexed: std::collections::BTreeSet<&str> = chunks
+        .iter()
+        .filter(|c| c["metadata"]["format"] == format)
+        .map(|c| c["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(indexed.len(), pages, "pages indexed as {format}");
+    chunks
+}
+
 /// Asserts that every question of the question set at `questions` (a path under the
 /// workspace) is answered whole by one chunk of its `source` page: its evidence strings all in
 /// that chunk's text, whitespace runs collapsed, as `eval` counts it.
