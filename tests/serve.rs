@@ -238,8 +238,16 @@ fn tokens_decide_what_a_caller_sees() {
     assert_eq!(status["labels"], json!(["finance"]));
 }
 
-/// The Python MCP SDK, in a venv under the target directory (made once).
+/// The Python MCP SDK, in a venv under the target directory (made once). The tests of this
+/// file run in parallel: on a fresh target directory each found no venv and made it at once,
+/// so one's `venv` and `pip` rewrote the interpreter another's client was running (a client
+/// died with no output in CI). Made once per process now, the others waiting.
 fn mcp_python() -> PathBuf {
+    static PYTHON: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    PYTHON.get_or_init(make_mcp_venv).clone()
+}
+
+fn make_mcp_venv() -> PathBuf {
     let bin = PathBuf::from(env!("CARGO_BIN_EXE_rag-index"));
     let target = bin.parent().and_then(Path::parent).unwrap();
     let venv = target.join("mcp-venv");
