@@ -12,10 +12,6 @@ use std::process::Command;
 use common::*;
 use serde_json::Value;
 
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
 /// The handwritten page of `rag-formats`' AsciiDoc tests.
 fn handbook() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/formats/tests/fixtures/handbook.adoc")
@@ -97,21 +93,9 @@ fn asciidoc_pages_are_indexed_by_default_with_boxes_whole_and_ranges_in_the_file
     let range = range[0].as_u64().unwrap() as usize..range[1].as_u64().unwrap() as usize;
     assert!(source[range].contains("Where queued jobs wait."), "{hit}");
 
-    let hits = json_lines(&run_expect(
-        &[
-            "query",
-            "how often should the signing key be rotated",
-            "--index",
-            s(&index),
-            "--json",
-            "-k",
-            "3",
-        ],
-        0,
-    ));
-    let top = &hits[0]["hits"][0];
+    let top = top_hit(&index, "how often should the signing key be rotated");
     assert_eq!(top["path"], "ops/rotation.asciidoc", "{top}");
-    assert!(text(top).contains("::: Tip"), "{top}");
+    assert!(text(&top).contains("::: Tip"), "{top}");
 }
 
 /// A Debian package's files, unpacked once under `$RAG_INDEX_SDIST_CACHE` (default

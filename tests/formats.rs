@@ -772,19 +772,10 @@ fn rst_pages_are_indexed_by_default_with_boxes_whole_and_ranges_in_the_file() {
             .contains("::: note\nOrder matters: see /topics/http."),
         "{note}"
     );
-    let hits = json_lines(&run_expect(
-        &[
-            "query",
-            "why does the daemon refuse to start because of folder permissions",
-            "--index",
-            s(&index),
-            "--json",
-            "-k",
-            "3",
-        ],
-        0,
-    ));
-    let top = &hits[0]["hits"][0];
+    let top = top_hit(
+        &index,
+        "why does the daemon refuse to start because of folder permissions",
+    );
     assert_eq!(top["path"], "deploy.rst", "{top}");
     assert!(
         top["text"].as_str().unwrap().contains("WIDGET_HOME"),

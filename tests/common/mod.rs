@@ -243,6 +243,23 @@ pub fn evidence_rank(question: &Value, hits: &[Value]) -> Option<Value> {
     })
 }
 
+/// The best hit of `rag-index query QUESTION --index INDEX --json -k 3`.
+pub fn top_hit(index: &Path, question: &str) -> Value {
+    let out = run_expect(
+        &[
+            "query",
+            question,
+            "--index",
+            index.to_str().unwrap(),
+            "--json",
+            "-k",
+            "3",
+        ],
+        0,
+    );
+    json_lines(&out)[0]["hits"][0].clone()
+}
+
 /// Syncs `docs` into `index` with no file failing, checks that `pages` distinct files were
 /// indexed as `format` (the converters' `metadata.format`), and returns every chunk.
 pub fn sync_every_page(docs: &Path, index: &Path, format: &str, pages: usize) -> Vec<Value> {
