@@ -273,7 +273,11 @@ impl<'s> Page<'s> {
     /// them, as one item per description.
     fn list(&mut self, list: &Block<'_>) -> Out {
         let mut out = Out::default();
-        let mut number = 1;
+        // `[start=4]` numbers an ordered list from 4, as the page shows it.
+        let mut number = match list {
+            Block::List(list) => list.start().filter(|&n| n >= 0).unwrap_or(1),
+            _ => 1,
+        };
         let mut terms: Vec<String> = Vec::new();
         for child in list.child_blocks() {
             let Block::ListItem(item) = child else {

@@ -126,6 +126,8 @@ fn an_option_stays_with_what_it_does_and_tables_and_lists_keep_their_shape() {
         md.contains("- [x] spool on a local disk\n- [ ] spool on NFS"),
         "{md}"
     );
+    // `[start=4]` keeps the page's numbering.
+    assert!(md.contains("\n4. Check the spool disk.\n"), "{md}");
 }
 
 #[test]
