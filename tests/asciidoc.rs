@@ -101,9 +101,7 @@ fn asciidoc_pages_are_indexed_by_default_with_boxes_whole_and_ranges_in_the_file
 /// A Debian package's files, unpacked once under `$RAG_INDEX_SDIST_CACHE` (default
 /// `/var/tmp/rag-index-sdist`) with `apt-get download` and `dpkg -x`.
 fn debian_package(name: &str) -> PathBuf {
-    let cache = std::env::var_os("RAG_INDEX_SDIST_CACHE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/var/tmp/rag-index-sdist"));
+    let cache = download_cache();
     let root = cache.join("debian").join(name);
     if root.is_dir() {
         return root;

@@ -584,25 +584,16 @@ fn source_code_in_utf16_with_a_byte_order_mark_reads_like_its_utf8_twin() {
 }
 
 #[test]
-fn rst_in_utf16_with_a_byte_order_mark_reads_like_its_utf8_twin() {
+fn rst_and_asciidoc_in_utf16_with_a_byte_order_mark_read_like_their_utf8_twins() {
     let work = tempfile::tempdir().unwrap();
-    let original = std::fs::read_to_string(rst_fixture()).unwrap();
-    let mut mapped = 0;
-    for big_endian in [false, true] {
-        mapped += assert_utf16_reads_like_utf8(work.path(), "page.rst", &original, big_endian);
+    for (fixture, name) in [(rst_fixture(), "page.rst"), (adoc_fixture(), "page.adoc")] {
+        let original = std::fs::read_to_string(fixture).unwrap();
+        let mut mapped = 0;
+        for big_endian in [false, true] {
+            mapped += assert_utf16_reads_like_utf8(work.path(), name, &original, big_endian);
+        }
+        assert!(mapped > 4, "{name}: sections map to the file: {mapped}");
     }
-    assert!(mapped > 4, "sections map to the file: {mapped}");
-}
-
-#[test]
-fn asciidoc_in_utf16_with_a_byte_order_mark_reads_like_its_utf8_twin() {
-    let work = tempfile::tempdir().unwrap();
-    let original = std::fs::read_to_string(adoc_fixture()).unwrap();
-    let mut mapped = 0;
-    for big_endian in [false, true] {
-        mapped += assert_utf16_reads_like_utf8(work.path(), "page.adoc", &original, big_endian);
-    }
-    assert!(mapped > 4, "sections map to the file: {mapped}");
 }
 
 /// The handwritten page of `rag-formats`' AsciiDoc tests.
@@ -787,9 +778,7 @@ fn rst_pages_are_indexed_by_default_with_boxes_whole_and_ranges_in_the_file() {
 /// `scripts/pg.sh` fetches PostgreSQL) into `$RAG_INDEX_SDIST_CACHE`, by default
 /// `/var/tmp/rag-index-sdist`.
 fn flask_docs() -> PathBuf {
-    let cache = std::env::var_os("RAG_INDEX_SDIST_CACHE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/var/tmp/rag-index-sdist"));
+    let cache = download_cache();
     let docs = cache.join("flask-3.1.3/docs");
     if docs.is_dir() {
         return docs;

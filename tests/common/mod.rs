@@ -243,6 +243,14 @@ pub fn evidence_rank(question: &Value, hits: &[Value]) -> Option<Value> {
     })
 }
 
+/// Where real documents fetched from package registries (a PyPI sdist, Debian packages) are
+/// kept between test runs: `$RAG_INDEX_SDIST_CACHE`, by default `/var/tmp/rag-index-sdist`.
+pub fn download_cache() -> PathBuf {
+    std::env::var_os("RAG_INDEX_SDIST_CACHE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/var/tmp/rag-index-sdist"))
+}
+
 /// The best hit of `rag-index query QUESTION --index INDEX --json -k 3`.
 pub fn top_hit(index: &Path, question: &str) -> Value {
     let out = run_expect(

@@ -31,7 +31,7 @@ use scraper::Html;
 use crate::adoc_bounds::{self, Bounded};
 use crate::builder::starts_like_block;
 use crate::charset;
-use crate::convert::{Converted, FormatError, check_size, decode_text};
+use crate::convert::{Converted, FormatError};
 use crate::md_out::{Out, OutLine, collapse};
 use crate::rst_lines::{Line, lines};
 
@@ -40,19 +40,15 @@ const MAX_LEVEL: usize = 6;
 
 /// Converts an AsciiDoc page.
 pub(crate) fn convert(bytes: &[u8]) -> Result<Converted, FormatError> {
-    check_size(bytes)?;
-    // UTF-16 with a byte order mark is decoded and its spans mapped back to the file's bytes
-    // at the end, as for reStructuredText.
-    charset::refuse_utf32("asciidoc", bytes)?;
-    let marked = charset::decode_marked(bytes);
-    let src = match &marked {
-        Some(page) => charset::checked_text(page, "asciidoc")?,
-        None => decode_text("asciidoc", bytes)?,
-    };
-    let bounded = adoc_bounds::bound(&src)?;
+    // UTF-16 with a byte order mark is decoded, its spans mapped back to the file's bytes.
+    charset::convert_text("asciidoc", bytes, convert_text)
+}
+
+fn convert_text(src: &str) -> Result<Converted, FormatError> {
+    let bounded = adoc_bounds::bound(src)?;
     let doc = Parser::default().parse(&bounded.text);
     let title = doc.doctitle().map(shown_text).filter(|t| !t.is_empty());
-    let mut page = Page {
+    let page = Page {
         text: &bounded,
         lines: lines(&bounded.text),
         origins: doc.source_map(),
@@ -64,11 +60,7 @@ pub(crate) fn convert(bytes: &[u8]) -> Result<Converted, FormatError> {
     for block in doc.child_blocks() {
         page.block(block, &mut out);
     }
-    let mut converted = out.into_converted("asciidoc", title);
-    if let Some(page) = &marked {
-        charset::map_spans_to_file(page, bytes, &mut converted);
-    }
-    Ok(converted)
+    Ok(out.into_converted("asciidoc", title))
 }
 
 /// The text the parser read, its lines, and where the parser's preprocessed lines came from.
@@ -103,7 +95,7 @@ impl<'s> Page<'s> {
         unchanged.then_some(start..end)
     }
 
-    fn block(&mut self, block: &Block<'_>, out: &mut Out) {
+    fn block(&self, block: &Block<'_>, out: &mut Out) {
         match block {
             Block::Section(section) => {
                 let text = shown_text(section.section_title());
@@ -118,16 +110,15 @@ impl<'s> Page<'s> {
                 self.children(block, out);
             }
             Block::Simple(simple) => {
-                let shown = shown_text(simple.content().rendered_html());
-                let code = !matches!(simple.style(), SimpleBlockStyle::Paragraph);
-                if code {
+                if matches!(simple.style(), SimpleBlockStyle::Paragraph) {
+                    self.caption(block, out);
+                    let shown = shown_text(simple.content().rendered_html());
+                    out.paragraph(&shown, self.range(block.span()));
+                } else {
                     // An indented literal paragraph or a `[source]` paragraph: shown verbatim.
                     let mut body = Out::default();
                     self.code(block, simple.content().original(), &mut body);
                     self.titled(block, body, out);
-                } else {
-                    self.caption(block, out);
-                    out.paragraph(&shown, self.range(block.span()));
                 }
             }
             Block::List(_) => {
@@ -217,7 +208,7 @@ impl<'s> Page<'s> {
         }
     }
 
-    fn children(&mut self, block: &Block<'_>, out: &mut Out) {
+    fn children(&self, block: &Block<'_>, out: &mut Out) {
         for child in block.child_blocks() {
             self.block(child, out);
         }
@@ -271,7 +262,7 @@ impl<'s> Page<'s> {
 
     /// A list: items (`- `, `1. `), or for a description list its terms then what follows
     /// them, as one item per description.
-    fn list(&mut self, list: &Block<'_>) -> Out {
+    fn list(&self, list: &Block<'_>) -> Out {
         let mut out = Out::default();
         // `[start=4]` numbers an ordered list from 4, as the page shows it.
         let mut number = match list {
@@ -327,7 +318,7 @@ impl<'s> Page<'s> {
     }
 
     /// A table row's cells as shown text; an AsciiDoc cell (`a|`) is read as blocks, joined.
-    fn cells(&mut self, row: &TableRow<'_>) -> Vec<String> {
+    fn cells(&self, row: &TableRow<'_>) -> Vec<String> {
         row.cells()
             .iter()
             .map(|cell| match cell.content() {

@@ -1,9 +1,10 @@
-//! A text file's encoding (HTML, config, source code), decided before parsing: a byte order mark
-//! (UTF-16 LE or BE), and for an HTML page, as a browser decides it, else a `<meta charset>` (or
-//! `http-equiv="Content-Type"`) in the first 1024 bytes; else UTF-8. Older manuals and generated
-//! API docs are often Latin-1 (windows-1252) or Shift_JIS, and Windows tools write UTF-16 with a
-//! mark (PowerShell 5's `ConvertTo-Json > x.json`, editors' "Unicode"): read as UTF-8, their
-//! accented letters became U+FFFD, or the file was refused as not text or as binary.
+//! A text file's encoding (HTML, config, source code, reStructuredText, AsciiDoc), decided
+//! before parsing: a byte order mark (UTF-16 LE or BE), and for an HTML page, as a browser
+//! decides it, else a `<meta charset>` (or `http-equiv="Content-Type"`) in the first 1024
+//! bytes; else UTF-8. Older manuals and generated API docs are often Latin-1 (windows-1252) or
+//! Shift_JIS, and Windows tools write UTF-16 with a mark (PowerShell 5's `ConvertTo-Json >
+//! x.json`, editors' "Unicode"): read as UTF-8, their accented letters became U+FFFD, or the
+//! file was refused as not text or as binary.
 //!
 //! `encoding_rs` (Firefox's decoder, already in the tree) maps labels and decodes; the prescan
 //! here is the simple part of the WHATWG algorithm (no comment or attribute-order subtleties),
@@ -141,6 +142,29 @@ pub(crate) fn checked_text<'p>(
         });
     }
     Ok(Cow::Borrowed(&page.text))
+}
+
+/// Converts a text format whose files may be UTF-16 with a byte order mark (config,
+/// reStructuredText, AsciiDoc): refuses inputs over the size bound and UTF-32, decodes a marked text (else UTF-8, as
+/// `decode_text` reads it), hands the text to `convert`, and maps the result's source spans
+/// back to the file's bytes.
+pub(crate) fn convert_text(
+    format: &'static str,
+    bytes: &[u8],
+    convert: impl FnOnce(&str) -> Result<Converted, FormatError>,
+) -> Result<Converted, FormatError> {
+    crate::convert::check_size(bytes)?;
+    refuse_utf32(format, bytes)?;
+    let marked = decode_marked(bytes);
+    let text = match &marked {
+        Some(page) => checked_text(page, format)?,
+        None => crate::convert::decode_text(format, bytes)?,
+    };
+    let mut out = convert(&text)?;
+    if let Some(page) = &marked {
+        map_spans_to_file(page, bytes, &mut out);
+    }
+    Ok(out)
 }
 
 /// Source ranges of a decoded text count bytes of its UTF-8: maps them to the file's, or says

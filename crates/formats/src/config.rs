@@ -11,7 +11,7 @@ use std::ops::Range;
 use crate::builder::MarkdownBuilder;
 use crate::charset;
 use crate::config_yaml;
-use crate::convert::{Converted, FormatError, check_size, decode_text};
+use crate::convert::{Converted, FormatError};
 use crate::format::ConfigKind;
 
 /// A key's source text over this many bytes is split into its members when it has some.
@@ -32,7 +32,6 @@ pub(crate) struct Member {
 }
 
 pub(crate) fn convert(kind: ConfigKind, bytes: &[u8]) -> Result<Converted, FormatError> {
-    check_size(bytes)?;
     let (name, lang) = match kind {
         ConfigKind::Json => ("json", "json"),
         ConfigKind::Yaml => ("yaml", "yaml"),
@@ -40,29 +39,22 @@ pub(crate) fn convert(kind: ConfigKind, bytes: &[u8]) -> Result<Converted, Forma
         #[allow(unreachable_patterns)]
         _ => ("config", ""),
     };
-    charset::refuse_utf32(name, bytes)?;
-    let marked = charset::decode_marked(bytes);
-    let src = match &marked {
-        Some(text) => charset::checked_text(text, name)?,
-        None => decode_text(name, bytes)?,
-    };
-    let members = match kind {
-        ConfigKind::Json => json_members(&src)?,
-        ConfigKind::Yaml => config_yaml::members(&src)?,
-        _ => toml_members(&src)?,
-    };
-    let mut b = MarkdownBuilder::new();
-    if members.is_empty() {
-        // A scalar document, or an empty one.
-        let range = kind_ranges(kind, &src);
-        b.code_block(lang, &src, &[(0..src.len(), range, None)]);
-    } else {
-        render(&mut b, &members, 1, "", lang);
-    }
-    let mut out = b.into_converted(name, None);
-    if let Some(text) = &marked {
-        charset::map_spans_to_file(text, bytes, &mut out);
-    }
+    let mut out = charset::convert_text(name, bytes, |src| {
+        let members = match kind {
+            ConfigKind::Json => json_members(src)?,
+            ConfigKind::Yaml => config_yaml::members(src)?,
+            _ => toml_members(src)?,
+        };
+        let mut b = MarkdownBuilder::new();
+        if members.is_empty() {
+            // A scalar document, or an empty one.
+            let range = kind_ranges(kind, src);
+            b.code_block(lang, src, &[(0..src.len(), range, None)]);
+        } else {
+            render(&mut b, &members, 1, "", lang);
+        }
+        Ok(b.into_converted(name, None))
+    })?;
     out.metadata.insert("language".into(), lang.into());
     Ok(out)
 }

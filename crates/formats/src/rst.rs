@@ -22,7 +22,7 @@
 //! reStructuredText (Django's) comes here too, told apart by [`looks_like_rst`].
 
 use crate::charset;
-use crate::convert::{Converted, FormatError, check_size, decode_text};
+use crate::convert::{Converted, FormatError};
 use crate::md_out::{Out, OutLine, collapse};
 use crate::rst_directive::{self, Directive};
 use crate::rst_inline::inline;
@@ -293,22 +293,13 @@ fn has_role(line: &str) -> bool {
 
 /// Converts reStructuredText `bytes` to Markdown.
 pub(crate) fn convert(bytes: &[u8]) -> Result<Converted, FormatError> {
-    check_size(bytes)?;
-    // UTF-16 with a byte order mark is decoded and its spans mapped back to the file's bytes
-    // at the end, as for code and config.
-    charset::refuse_utf32("rst", bytes)?;
-    let marked = charset::decode_marked(bytes);
-    let src = match &marked {
-        Some(page) => charset::checked_text(page, "rst")?,
-        None => decode_text("rst", bytes)?,
-    };
-    let lines = lines(&src);
-    let mut reader = Reader::default();
-    let out = reader.blocks(&lines, 0, true);
-    let mut converted = out.into_converted("rst", reader.title);
-    converted.warnings = reader.warnings;
-    if let Some(page) = &marked {
-        charset::map_spans_to_file(page, bytes, &mut converted);
-    }
-    Ok(converted)
+    // UTF-16 with a byte order mark is decoded, its spans mapped back to the file's bytes.
+    charset::convert_text("rst", bytes, |src| {
+        let lines = lines(src);
+        let mut reader = Reader::default();
+        let out = reader.blocks(&lines, 0, true);
+        let mut converted = out.into_converted("rst", reader.title);
+        converted.warnings = reader.warnings;
+        Ok(converted)
+    })
 }
