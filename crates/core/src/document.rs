@@ -1,6 +1,6 @@
 //! From a file's bytes to its chunks: Markdown and plain text go to the chunker as they are;
 //! every other known format (HTML, PDF, DOCX, reStructuredText, also in a `.txt` whose text is
-//! it, source code, config) is converted to Markdown by
+//! it, AsciiDoc, Jupyter notebooks, source code, config) is converted to Markdown by
 //! `rag-formats` first, and its chunks' provenance is mapped back to the file (byte ranges
 //! where the converter knows them, page numbers for PDF).
 
@@ -65,7 +65,8 @@ fn chunk_converted(
         Format::Code(_) | Format::Config(_) => Some(rel.to_string()),
         _ => converted.title.clone(),
     };
-    // A rendered page's tables read as the page shows them; code and config stay as converted.
+    // A rendered page's tables read as the page shows them; code and config stay as converted,
+    // and so do notebooks, whose Markdown cells are kept as written like a Markdown file.
     let mut doc = match format {
         Format::Html | Format::Docx | Format::Pdf | Format::Rst | Format::Asciidoc => {
             chunker.chunk_rendered(rel, &converted.markdown, title.as_deref())

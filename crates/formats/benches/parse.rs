@@ -2,7 +2,9 @@
 //! `cargo bench -p rag-formats --bench parse`; with `RST_DOCS=DIR`, every `.rst` under DIR too,
 //! with `ADOC_DOCS=DIR` every `.adoc` and `.asciidoc` (`../shared` has neither:
 //! `benches/unseen_flask_docs.sh --keep DIR` leaves Flask's in DIR/docs, and
-//! `benches/unseen_asciidoc_docs.sh --keep DIR` git-lfs's and openQA's in DIR/docs).
+//! `benches/unseen_asciidoc_docs.sh --keep DIR` git-lfs's and openQA's in DIR/docs), and with
+//! `NOTEBOOK_DOCS=DIR` every `.ipynb` (`benches/unseen_notebook_docs.sh --keep DIR` leaves
+//! nbsphinx's in DIR/docs).
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -11,6 +13,8 @@ use rag_formats::{Format, convert};
 
 #[path = "inputs/hostile_adoc.rs"]
 mod hostile_adoc;
+#[path = "inputs/hostile_notebook.rs"]
+mod hostile_notebook;
 #[path = "inputs/hostile_rst.rs"]
 mod hostile_rst;
 
@@ -31,6 +35,7 @@ fn files() -> Vec<PathBuf> {
     for (var, extensions) in [
         ("RST_DOCS", &["rst"][..]),
         ("ADOC_DOCS", &["adoc", "asciidoc"][..]),
+        ("NOTEBOOK_DOCS", &["ipynb"][..]),
     ] {
         if let Some(dir) = std::env::var_os(var) {
             out.extend(pages_under(PathBuf::from(dir), extensions));
@@ -125,6 +130,11 @@ fn main() {
             hostile_adoc::hostile_adoc()
                 .into_iter()
                 .map(|(name, src)| (Format::Asciidoc, name, src)),
+        )
+        .chain(
+            hostile_notebook::hostile_notebooks()
+                .into_iter()
+                .map(|(name, src)| (Format::Notebook, name, src)),
         );
     for (format, name, src) in hostile {
         let mut refused = false;

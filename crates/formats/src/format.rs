@@ -14,6 +14,8 @@ pub enum Format {
     Rst,
     /// AsciiDoc source (Asciidoctor, Antora).
     Asciidoc,
+    /// Jupyter notebook (nbformat 2 to 4).
+    Notebook,
     /// Source code of one language.
     Code(Language),
     /// Configuration file.
@@ -57,6 +59,7 @@ const BY_EXTENSION: &[(&str, Format)] = &[
     ("rst", Format::Rst),
     ("adoc", Format::Asciidoc),
     ("asciidoc", Format::Asciidoc),
+    ("ipynb", Format::Notebook),
     ("rs", Format::Code(Language::Rust)),
     ("py", Format::Code(Language::Python)),
     ("js", Format::Code(Language::JavaScript)),
@@ -73,8 +76,8 @@ const BY_EXTENSION: &[(&str, Format)] = &[
 ];
 
 const EXTENSIONS: &[&str] = &[
-    "html", "htm", "pdf", "docx", "rst", "adoc", "asciidoc", "rs", "py", "js", "mjs", "cjs", "jsx",
-    "ts", "tsx", "go", "yaml", "yml", "json", "toml",
+    "html", "htm", "pdf", "docx", "rst", "adoc", "asciidoc", "ipynb", "rs", "py", "js", "mjs",
+    "cjs", "jsx", "ts", "tsx", "go", "yaml", "yml", "json", "toml",
 ];
 
 /// The extension of the file `path` names: None for a dot file such as `.json`.
@@ -85,7 +88,7 @@ fn extension(path: &str) -> Option<&str> {
 }
 
 impl Format {
-    /// By file extension (case-insensitive): html/htm, pdf, docx, rst, adoc/asciidoc, rs, py, js/mjs/cjs/jsx,
+    /// By file extension (case-insensitive): html/htm, pdf, docx, rst, adoc/asciidoc, ipynb, rs, py, js/mjs/cjs/jsx,
     /// ts/tsx, go, yaml/yml, json, toml.
     /// Markdown and plain text are NOT formats of this crate (the chunker reads them directly):
     /// None.
@@ -128,6 +131,7 @@ impl Format {
             Format::Docx => "docx",
             Format::Rst => "rst",
             Format::Asciidoc => "asciidoc",
+            Format::Notebook => "notebook",
             Format::Code(lang) => lang.name(),
             Format::Config(ConfigKind::Yaml) => "yaml",
             Format::Config(ConfigKind::Json) => "json",

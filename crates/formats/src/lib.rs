@@ -1,5 +1,5 @@
-//! Converts HTML, DOCX, PDF, reStructuredText, AsciiDoc, source code and config/data files to
-//! Markdown for rag-index.
+//! Converts HTML, DOCX, PDF, reStructuredText, AsciiDoc, Jupyter notebooks, source code and
+//! config/data files to Markdown for rag-index.
 //!
 //! Each format has its own converter; all of them return a [`Converted`]: Markdown in the shape the
 //! structure-aware Markdown chunker expects (headings, paragraphs, GFM tables, fenced code, lists),
@@ -47,6 +47,8 @@ mod html;
 mod html_locate;
 mod html_parse;
 mod md_out;
+mod notebook;
+mod notebook_output;
 mod pdf;
 mod rst;
 mod rst_directive;
@@ -73,6 +75,7 @@ pub fn convert(format: Format, bytes: &[u8]) -> Result<Converted, FormatError> {
         Format::Docx => docx::convert(bytes),
         Format::Rst => rst::convert(bytes),
         Format::Asciidoc => adoc::convert(bytes),
+        Format::Notebook => notebook::convert(bytes),
         Format::Code(lang) => code::convert(lang, bytes),
         Format::Config(kind) => config::convert(kind, bytes),
     };
