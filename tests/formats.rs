@@ -774,53 +774,15 @@ fn rst_pages_are_indexed_by_default_with_boxes_whole_and_ranges_in_the_file() {
     );
 }
 
-/// Flask 3.1.3's `docs/` folder from its PyPI source distribution: fetched once with pip (as
-/// `scripts/pg.sh` fetches PostgreSQL) into `$RAG_INDEX_SDIST_CACHE`, by default
-/// `/var/tmp/rag-index-sdist`.
+/// Flask 3.1.3's `docs/` folder from its PyPI source distribution.
 fn flask_docs() -> PathBuf {
-    let cache = download_cache();
-    let docs = cache.join("flask-3.1.3/docs");
-    if docs.is_dir() {
-        return docs;
-    }
-    std::fs::create_dir_all(&cache).unwrap();
-    let fetch = tempfile::tempdir_in(&cache).unwrap();
-    let status = std::process::Command::new("python3")
-        .args([
-            "-m",
-            "pip",
-            "download",
-            "--quiet",
-            "--no-deps",
-            "--no-binary",
-            ":all:",
-        ])
-        .arg("flask==3.1.3")
-        .arg("-d")
-        .arg(fetch.path())
-        .status()
-        .expect("python3 runs");
-    assert!(
-        status.success(),
-        "pip could not fetch the flask 3.1.3 sdist from PyPI"
-    );
-    let status = std::process::Command::new("tar")
-        .arg("-xzf")
-        .arg(fetch.path().join("flask-3.1.3.tar.gz"))
-        .arg("-C")
-        .arg(fetch.path())
-        .status()
-        .expect("tar runs");
-    assert!(status.success());
-    // Another test run may have unpacked it meanwhile: either copy is the same.
-    let _ = std::fs::rename(fetch.path().join("flask-3.1.3"), cache.join("flask-3.1.3"));
-    docs
+    pypi_sdist("flask", "3.1.3").join("docs")
 }
 
 #[test]
 fn flask_sphinx_docs_index_every_page_with_each_answer_whole_in_one_chunk() {
     let docs = flask_docs();
-    let pages = walk_rst(&docs);
+    let pages = count_files(&docs, "rst");
     assert_eq!(pages, 76, "the flask 3.1.3 docs have 76 .rst pages");
     let work = tempfile::tempdir().unwrap();
     let chunks = sync_every_page(&docs, &work.path().join("idx"), "rst", pages);
@@ -828,20 +790,4 @@ fn flask_sphinx_docs_index_every_page_with_each_answer_whole_in_one_chunk() {
     // words it, several inside a note or a `py:data` description) is answered whole by one
     // chunk of its page: read as Markdown, only 6 of the 16 were.
     assert_every_answer_whole_in_one_chunk(&chunks, "benches/questions/flask-docs.jsonl");
-}
-
-/// `.rst` files under `dir`.
-fn walk_rst(dir: &Path) -> usize {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .flatten()
-        .map(|e| {
-            let path = e.path();
-            if path.is_dir() {
-                walk_rst(&path)
-            } else {
-                usize::from(path.extension().is_some_and(|x| x == "rst"))
-            }
-        })
-        .sum()
 }

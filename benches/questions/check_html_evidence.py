@@ -1,7 +1,8 @@
 """Checks a question set against the pages it was written from: every evidence string must be in
 the visible text of the question's `source` page (tags dropped, scripts and styles left out;
 reStructuredText's inline markup as Sphinx shows it; a Markdown, AsciiDoc or text page as
-written, so AsciiDoc evidence avoids spans with inline markup), whitespace runs collapsed on
+written, so AsciiDoc evidence avoids spans with inline markup; a notebook's cell sources and
+the text of their outputs, each as written), whitespace runs collapsed on
 both sides, as `rag-index eval` compares. Exits 1 and names each miss, so a different version
 of the documents is caught before it is scored.
 
@@ -67,9 +68,36 @@ def rst_shown(text):
     return "".join(pieces)
 
 
+def notebook_text(text):
+    """The source of every cell and the text its outputs show, one after the other."""
+
+    def joined(value):
+        return "".join(value) if isinstance(value, list) else str(value or "")
+
+    notebook = json.loads(text)
+    cells = notebook.get("cells") or [
+        c for sheet in notebook.get("worksheets", []) for c in sheet.get("cells", [])
+    ]
+    parts = []
+    for cell in cells:
+        parts.append(joined(cell.get("source", cell.get("input"))))
+        for out in cell.get("outputs", []):
+            data = out.get("data", {})
+            for key in ("text/markdown", "text/plain"):
+                if key in data:
+                    parts.append(joined(data[key]))
+                    break
+            parts.append(joined(out.get("text")))
+            if "ename" in out:
+                parts.append(f"{out['ename']}: {out.get('evalue', '')}")
+    return "\n".join(parts)
+
+
 def visible_text(path):
     with open(path, encoding="utf-8", errors="replace") as f:
         text = f.read()
+    if path.lower().endswith(".ipynb"):
+        return collapse(notebook_text(text))
     if path.lower().endswith(".rst"):
         return collapse(rst_shown(text))
     if not path.lower().endswith((".html", ".htm")):

@@ -251,6 +251,64 @@ pub fn download_cache() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("/var/tmp/rag-index-sdist"))
 }
 
+/// The unpacked PyPI source distribution of `name==version` (`DIR/name-version/`), fetched
+/// once with pip (as `scripts/pg.sh` fetches PostgreSQL) into [`download_cache`].
+pub fn pypi_sdist(name: &str, version: &str) -> PathBuf {
+    let cache = download_cache();
+    let unpacked = cache.join(format!("{name}-{version}"));
+    if unpacked.is_dir() {
+        return unpacked;
+    }
+    std::fs::create_dir_all(&cache).unwrap();
+    let fetch = tempfile::tempdir_in(&cache).unwrap();
+    let status = Command::new("python3")
+        .args([
+            "-m",
+            "pip",
+            "download",
+            "--quiet",
+            "--no-deps",
+            "--no-binary",
+            ":all:",
+        ])
+        .arg(format!("{name}=={version}"))
+        .arg("-d")
+        .arg(fetch.path())
+        .status()
+        .expect("python3 runs");
+    assert!(
+        status.success(),
+        "pip could not fetch the {name} {version} sdist from PyPI"
+    );
+    let status = Command::new("tar")
+        .arg("-xzf")
+        .arg(fetch.path().join(format!("{name}-{version}.tar.gz")))
+        .arg("-C")
+        .arg(fetch.path())
+        .status()
+        .expect("tar runs");
+    assert!(status.success());
+    // Another test run may have unpacked it meanwhile: either copy is the same.
+    let _ = std::fs::rename(fetch.path().join(format!("{name}-{version}")), &unpacked);
+    unpacked
+}
+
+/// How many files under `dir` (recursively) have the extension `ext`.
+pub fn count_files(dir: &Path, ext: &str) -> usize {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| {
+            let path = e.path();
+            if path.is_dir() {
+                count_files(&path, ext)
+            } else {
+                usize::from(path.extension().is_some_and(|x| x == ext))
+            }
+        })
+        .sum()
+}
+
 /// The best hit of `rag-index query QUESTION --index INDEX --json -k 3`.
 pub fn top_hit(index: &Path, question: &str) -> Value {
     let out = run_expect(
