@@ -97,6 +97,48 @@ fn notebooks_are_indexed_by_default_with_code_and_output_together_and_ranges_in_
     );
 }
 
+/// nbformat's own test notebooks (its PyPI sdist): every version it reads (2, 3, 4.0-4.5), with
+/// and without worksheets, metadata or cell ids, some invalid by its schema. Each is indexed;
+/// none fails the sync.
+#[test]
+fn nbformat_test_notebooks_of_every_version_are_indexed() {
+    let tests = pypi_sdist("nbformat", "5.11.1").join("tests");
+    let notebooks = count_files(&tests, "ipynb");
+    assert!(notebooks >= 15, "{notebooks} notebooks in nbformat's tests");
+    let work = tempfile::tempdir().unwrap();
+    let docs = work.path().join("docs");
+    std::fs::create_dir_all(&docs).unwrap();
+    for entry in std::fs::read_dir(&tests).unwrap().flatten() {
+        let path = entry.path();
+        if path.extension().is_some_and(|x| x == "ipynb") {
+            std::fs::copy(&path, docs.join(path.file_name().unwrap())).unwrap();
+        }
+    }
+    let index = work.path().join("idx");
+    let report = sync(&docs, &index, 0);
+    assert_eq!(report["files"]["failed"], 0, "{report}");
+    let chunks = dump(&index);
+    // nbformat 2 wrote a cell's lines without their newlines: they are joined with them, as
+    // nbformat joins them, not run together ("modesof interaction").
+    let tour = chunks
+        .iter()
+        .find(|c| c["path"] == "test2.ipynb" && text(c).contains("allows for new modes"))
+        .expect("the nbformat 2 notebook is indexed");
+    assert!(
+        text(tour).contains("allows for new modes\nof interaction with IPython"),
+        "{tour}"
+    );
+    // nbformat 3 and 4 copies of the same notebook read alike.
+    for name in ["test3.ipynb", "test4.ipynb", "test4.5.ipynb"] {
+        assert!(
+            chunks
+                .iter()
+                .any(|c| c["path"] == name && c["heading_path"][0] == "nbconvert latex test"),
+            "{name}"
+        );
+    }
+}
+
 #[test]
 fn nbsphinx_notebook_docs_index_every_notebook_with_each_answer_whole_in_one_chunk() {
     let docs = pypi_sdist("nbsphinx", "0.9.8").join("doc");

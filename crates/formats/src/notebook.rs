@@ -8,7 +8,9 @@
 //! The JSON is read by serde_json with every cell, line and output kept as a slice of the file
 //! (`RawValue`), so each line of the Markdown points at the JSON string it came from, and
 //! image data is never copied. A cell or output that is not what nbformat says is skipped with a
-//! warning; the rest of the notebook is indexed.
+//! warning; the rest of the notebook is indexed. (The `nbformat` crate reads into owned typed
+//! structs, so it has no byte positions, fails a notebook on one malformed cell, and reads no
+//! nbformat 2.)
 
 use std::ops::Range;
 
@@ -364,23 +366,32 @@ pub(crate) struct MultiLine {
 
 impl MultiLine {
     /// Reads `raw`, a slice of `src`: `Err` when it is neither a string nor a list of strings.
+    ///
+    /// nbformat writes a list of lines each ending in its newline; older writers (nbformat 2,
+    /// some converters) wrote them without, to be joined with newlines. As nbformat reads them:
+    /// the first line says which.
     pub(crate) fn read(src: &str, raw: &RawValue) -> Result<MultiLine, ()> {
+        let parts: Vec<(String, Option<Range<usize>>)> = if raw.get().starts_with('[') {
+            let items: Vec<&RawValue> = serde_json::from_str(raw.get()).map_err(|_| ())?;
+            items
+                .into_iter()
+                .map(|item| Ok((string(item)?, range_in(src, item.get()))))
+                .collect::<Result<_, ()>>()?
+        } else {
+            vec![(string(raw)?, range_in(src, raw.get()))]
+        };
+        let separator = match parts.first() {
+            Some((first, _)) if !first.ends_with(['\n', '\r']) => "\n",
+            _ => "",
+        };
         let mut out = MultiLine::default();
-        let mut push = |raw: &RawValue| -> Result<(), ()> {
-            let line = serde_json::from_str::<String>(raw.get()).map_err(|_| ())?;
+        for (i, (line, source)) in parts.into_iter().enumerate() {
+            if i > 0 {
+                out.text.push_str(separator);
+            }
             let start = out.text.len();
             out.text.push_str(&line);
-            out.pieces
-                .push((start..out.text.len(), range_in(src, raw.get())));
-            Ok(())
-        };
-        if raw.get().starts_with('[') {
-            let lines: Vec<&RawValue> = serde_json::from_str(raw.get()).map_err(|_| ())?;
-            for line in lines {
-                push(line)?;
-            }
-        } else {
-            push(raw)?;
+            out.pieces.push((start..out.text.len(), source));
         }
         Ok(out)
     }
@@ -396,6 +407,10 @@ impl MultiLine {
         let end = sources.next_back().map_or(first.end, |s| s.end);
         Some(first.start..end)
     }
+}
+
+fn string(raw: &RawValue) -> Result<String, ()> {
+    serde_json::from_str::<String>(raw.get()).map_err(|_| ())
 }
 
 /// Where `part`, a slice of `src` (a value serde_json borrowed from it), lies in `src`.
@@ -551,6 +566,17 @@ mod tests {
         // nbformat reads a version 3 file without worksheets as an empty notebook.
         let empty = convert(br#"{"metadata": {}, "nbformat": 3, "nbformat_minor": 0}"#).unwrap();
         assert_eq!(empty.markdown, "");
+    }
+
+    #[test]
+    fn lines_written_without_their_newlines_are_joined_with_them() {
+        let nb = r##"{"worksheets": [{"cells": [
+            {"cell_type": "markdown", "source": ["# Tour", "", "First line", "second line."]},
+            {"cell_type": "markdown", "source": ["Kept\n", "as", " written"]}]}]}"##;
+        assert_eq!(
+            md(nb),
+            "# Tour\n\nFirst line\nsecond line.\n\nKept\nas written\n"
+        );
     }
 
     #[test]
