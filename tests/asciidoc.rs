@@ -98,41 +98,6 @@ fn asciidoc_pages_are_indexed_by_default_with_boxes_whole_and_ranges_in_the_file
     assert!(text(&top).contains("::: Tip"), "{top}");
 }
 
-/// A Debian package's files, unpacked once under `$RAG_INDEX_SDIST_CACHE` (default
-/// `/var/tmp/rag-index-sdist`) with `apt-get download` and `dpkg -x`.
-fn debian_package(name: &str) -> PathBuf {
-    let cache = download_cache();
-    let root = cache.join("debian").join(name);
-    if root.is_dir() {
-        return root;
-    }
-    std::fs::create_dir_all(cache.join("debian")).unwrap();
-    let fetch = tempfile::tempdir_in(cache.join("debian")).unwrap();
-    let status = Command::new("apt-get")
-        .args(["download", "-q", name])
-        .current_dir(fetch.path())
-        .status()
-        .expect("apt-get runs");
-    assert!(status.success(), "apt-get could not fetch {name}");
-    let deb = std::fs::read_dir(fetch.path())
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.extension().is_some_and(|x| x == "deb"))
-        .unwrap();
-    let unpacked = fetch.path().join("root");
-    let status = Command::new("dpkg")
-        .arg("-x")
-        .arg(&deb)
-        .arg(&unpacked)
-        .status()
-        .expect("dpkg runs");
-    assert!(status.success());
-    // Another test run may have unpacked it meanwhile: either copy is the same.
-    let _ = std::fs::rename(&unpacked, &root);
-    root
-}
-
 /// The corpus of `benches/unseen_asciidoc_docs.sh`: git-lfs's man pages as `git-lfs/` and
 /// openQA's guides (gunzipped, as a docs site has them) as `openqa/`.
 fn asciidoc_docs(into: &Path) {

@@ -8,8 +8,10 @@ use std::sync::{Arc, Mutex};
 use crate::folder_file::io_reason;
 
 /// Extensions the chunker reads directly (lower-case); every other indexed format is converted
-/// to Markdown first by `rag-formats`.
-pub const TEXT_EXTENSIONS: &[&str] = &["md", "markdown", "mdx", "txt"];
+/// to Markdown first by `rag-formats`. Quarto (`.qmd`) and R Markdown (`.Rmd`) pages are
+/// Markdown with front matter and executable code blocks (```` ```{python} ````), which the
+/// chunker reads as they are.
+pub const TEXT_EXTENSIONS: &[&str] = &["md", "markdown", "mdx", "qmd", "rmd", "txt"];
 
 /// Generated files whose format is known but that are noise in a docs index (lock files).
 const GENERATED_NAMES: &[&str] = &["package-lock.json", "npm-shrinkwrap.json", "pnpm-lock.yaml"];
