@@ -3,7 +3,7 @@
 
 mod fenced_box;
 
-pub(crate) use fenced_box::shortcode;
+pub(crate) use fenced_box::{closes_box, shortcode};
 
 use std::ops::Range;
 

@@ -150,8 +150,10 @@ impl Walker<'_, '_, '_> {
         if src[header.clone()].starts_with('>') {
             return None;
         }
+        // A box's closing fence right under the table is the end of the box, not a row.
         let data = ls[d + 1..]
             .iter()
+            .take_while(|l| !crate::markdown::closes_box(&src[(*l).clone()]))
             .filter(|l| !l.is_empty())
             .cloned()
             .collect();

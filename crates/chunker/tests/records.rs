@@ -347,3 +347,32 @@ fn records_are_on_by_default_and_add_chunks_without_changing_any() {
     };
     assert_ne!(config.fingerprint(), on.fingerprint());
 }
+
+#[test]
+fn a_table_closed_by_its_box_fence_keeps_its_records() {
+    // Quarto, Pandoc and VitePress pages close a box right under a table: CommonMark runs the
+    // table on to the fence line, which is the box's end, not a ragged row.
+    let src = "# Limits\n\n::: {.callout-note}\nEach limit applies per tenant.\n\n\
+               | Setting | Default | Meaning |\n|---|---|---|\n\
+               | max_jobs | 500 | Jobs held before new ones are refused |\n\
+               | max_workers | 8 | Workers started per node |\n\
+               | retry_after | 30s | Wait before a refused job is retried |\n\
+               | queue_ttl | 24h | How long a queued job is kept |\n:::\n\nAfter the box.\n";
+    for page in [
+        src.to_string(),
+        src.replace("::: {.callout-note}", "{{% alert %}}")
+            .replace(":::\n", "{{% /alert %}}\n"),
+    ] {
+        let doc = chunk("limits.md", &page);
+        assert!(doc.warnings.is_empty(), "{:?}", doc.warnings);
+        let keys: Vec<&serde_json::Value> = records(&doc)
+            .iter()
+            .map(|r| &r.metadata["row_key"])
+            .collect();
+        assert_eq!(
+            keys,
+            ["max_jobs", "max_workers", "retry_after", "queue_ttl"],
+            "{page}"
+        );
+    }
+}

@@ -27,6 +27,12 @@ fn closing(line: &str) -> Option<usize> {
     (t.len() >= 3 && t.bytes().all(|b| b == b':')).then_some(t.len())
 }
 
+/// Whether `line` closes a box: a colon fence alone (`:::`) or a closing Hugo shortcode. A
+/// table written right above it runs on to that line for CommonMark, which is no row of it.
+pub(crate) fn closes_box(line: &str) -> bool {
+    closing(line).is_some() || shortcode(line).is_some_and(|(closes, _)| closes)
+}
+
 /// A line that is one Hugo shortcode: `{{< name args >}}` or `{{% name args %}}` (opening) or
 /// `{{< /name >}}` (closing): whether it closes, and its name. Self-closing shortcodes
 /// (`{{< figure … />}}`) and shortcode comments (`{{</* … */>}}`) are neither.
