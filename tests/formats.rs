@@ -791,3 +791,53 @@ fn flask_sphinx_docs_index_every_page_with_each_answer_whole_in_one_chunk() {
     // chunk of its page: read as Markdown, only 6 of the 16 were.
     assert_every_answer_whole_in_one_chunk(&chunks, "benches/questions/flask-docs.jsonl");
 }
+
+/// JPype 1.7.1's sources (its PyPI sdist): Java (the JVM side), C++ and C headers (the native
+/// bridge). Every file is indexed, and the sections follow the types and functions.
+#[test]
+fn java_c_and_cpp_sources_index_with_types_and_functions_as_sections() {
+    let native = pypi_sdist("jpype1", "1.7.1").join("native");
+    let java = count_files(&native, "java");
+    let cpp = count_files(&native, "cpp");
+    let headers = count_files(&native, "h");
+    assert!(
+        java >= 30 && cpp >= 30 && headers >= 30,
+        "{java} {cpp} {headers}"
+    );
+    let work = tempfile::tempdir().unwrap();
+    let index = work.path().join("idx");
+    let report = sync(&native, &index, 0);
+    assert_eq!(report["files"]["failed"], 0, "{report}");
+    let chunks = dump(&index);
+    for (language, files) in [("java", java), ("cpp", cpp), ("c", headers)] {
+        let of: Vec<&Value> = chunks
+            .iter()
+            .filter(|c| c["metadata"]["language"] == language)
+            .collect();
+        let paths: std::collections::BTreeSet<&str> =
+            of.iter().map(|c| c["path"].as_str().unwrap()).collect();
+        assert_eq!(paths.len(), files, "{language} files indexed");
+    }
+    // A method of a big Java class is its own section under the class.
+    let method = chunks
+        .iter()
+        .find(|c| {
+            c["path"]
+                .as_str()
+                .unwrap()
+                .ends_with("org/jpype/manager/TypeManager.java")
+                && c["heading_path"].as_array().unwrap().len() == 3
+        })
+        .expect("a section of a TypeManager method");
+    assert_eq!(method["heading_path"][1], "class TypeManager", "{method}");
+    // C++ method definitions are labelled by their qualified names.
+    assert!(
+        chunks.iter().any(|c| c["path"] == "common/jp_javaframe.cpp"
+            && c["heading_path"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|h| h.as_str().unwrap().starts_with("JPJavaFrame::"))),
+        "no JPJavaFrame:: section"
+    );
+}

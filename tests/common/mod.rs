@@ -252,7 +252,8 @@ pub fn download_cache() -> PathBuf {
 }
 
 /// The unpacked PyPI source distribution of `name==version` (`DIR/name-version/`), fetched
-/// once with pip (as `scripts/pg.sh` fetches PostgreSQL) into [`download_cache`].
+/// once from PyPI's JSON API into [`download_cache`] (not with `pip download`, which builds a
+/// package's metadata first and fails where its build needs more than pip has).
 pub fn pypi_sdist(name: &str, version: &str) -> PathBuf {
     let cache = download_cache();
     let unpacked = cache.join(format!("{name}-{version}"));
@@ -261,35 +262,39 @@ pub fn pypi_sdist(name: &str, version: &str) -> PathBuf {
     }
     std::fs::create_dir_all(&cache).unwrap();
     let fetch = tempfile::tempdir_in(&cache).unwrap();
+    let script = "import json, sys, urllib.request\n\
+        name, version, into = sys.argv[1:]\n\
+        meta = json.load(urllib.request.urlopen(f'https://pypi.org/pypi/{name}/json'))\n\
+        url = next(u['url'] for u in meta['releases'][version] if u['packagetype'] == 'sdist')\n\
+        urllib.request.urlretrieve(url, into + '/sdist.tar.gz')\n";
     let status = Command::new("python3")
-        .args([
-            "-m",
-            "pip",
-            "download",
-            "--quiet",
-            "--no-deps",
-            "--no-binary",
-            ":all:",
-        ])
-        .arg(format!("{name}=={version}"))
-        .arg("-d")
+        .args(["-c", script, name, version])
         .arg(fetch.path())
         .status()
         .expect("python3 runs");
     assert!(
         status.success(),
-        "pip could not fetch the {name} {version} sdist from PyPI"
+        "could not fetch the {name} {version} sdist from PyPI"
     );
+    let out = fetch.path().join("out");
+    std::fs::create_dir(&out).unwrap();
     let status = Command::new("tar")
         .arg("-xzf")
-        .arg(fetch.path().join(format!("{name}-{version}.tar.gz")))
+        .arg(fetch.path().join("sdist.tar.gz"))
         .arg("-C")
-        .arg(fetch.path())
+        .arg(&out)
         .status()
         .expect("tar runs");
     assert!(status.success());
+    // One top-level folder, however the sdist names it (`jpype1-1.7.1`, `Flask-…`).
+    let top = std::fs::read_dir(&out)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.is_dir())
+        .expect("the sdist holds a folder");
     // Another test run may have unpacked it meanwhile: either copy is the same.
-    let _ = std::fs::rename(fetch.path().join(format!("{name}-{version}")), &unpacked);
+    let _ = std::fs::rename(top, &unpacked);
     unpacked
 }
 

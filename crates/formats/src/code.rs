@@ -7,7 +7,9 @@
 //! without a blank line in between one fenced block. Every line of the file lands in exactly one
 //! block, in order: comments, attributes and decorators go with the item they precede.
 
+mod c_family;
 mod go;
+mod java;
 mod js;
 mod outline;
 pub(crate) mod parse_memory;
@@ -74,7 +76,10 @@ pub(crate) fn convert(lang: Language, bytes: &[u8]) -> Result<Converted, FormatE
     };
     let src: &str = &text;
     let base = if src.starts_with('\u{feff}') { 3 } else { 0 };
-    let cx = Cx::new(src, base);
+    let mut cx = Cx::new(src, base);
+    if matches!(lang, Language::C | Language::Cpp) {
+        cx.transparent = c_family::is_transparent;
+    }
     let tree = parse(lang, &src[base..])?;
     let root = tree.root_node();
     let mut warnings = Vec::new();
@@ -90,6 +95,8 @@ pub(crate) fn convert(lang: Language, bytes: &[u8]) -> Result<Converted, FormatE
         Language::Python => python::classify,
         Language::JavaScript | Language::TypeScript => js::classify,
         Language::Go => go::classify,
+        Language::Java => java::classify,
+        Language::C | Language::Cpp => c_family::classify,
     };
     let mut items = outline::arrange(&cx, raw_items(&cx, root, 0, classify), 0..cx.line_count());
     if lang == Language::Go {
@@ -139,6 +146,13 @@ fn parse_within(
             tree_sitter_typescript::LANGUAGE_TSX.into(),
         ],
         Language::Go => vec![tree_sitter_go::LANGUAGE.into()],
+        Language::Java => vec![tree_sitter_java::LANGUAGE.into()],
+        // A `.h` header may be C++: the C++ grammar reads it when C's does not cleanly.
+        Language::C => vec![
+            tree_sitter_c::LANGUAGE.into(),
+            tree_sitter_cpp::LANGUAGE.into(),
+        ],
+        Language::Cpp => vec![tree_sitter_cpp::LANGUAGE.into()],
     };
     let memory = ParseMemory::watch(budget);
     let mut best: Option<Tree> = None;
@@ -230,10 +244,30 @@ fn first_error_line(root: Node<'_>) -> Option<usize> {
 
 /// Items of the named children of `node`, unarranged.
 fn raw_items(cx: &Cx<'_>, node: Node<'_>, depth: usize, classify: Classify) -> Vec<Item> {
-    let mut cursor = node.walk();
-    node.named_children(&mut cursor)
+    item_nodes(cx, node)
+        .into_iter()
         .map(|child| classify(cx, child, depth))
         .collect()
+}
+
+/// Transparent nodes nested deeper than this are items themselves: bounds the recursion.
+const MAX_TRANSPARENT: usize = 8;
+
+/// The named children of `node`, those of its transparent children in their place.
+fn item_nodes<'t>(cx: &Cx<'_>, node: Node<'t>) -> Vec<Node<'t>> {
+    fn expand<'t>(cx: &Cx<'_>, node: Node<'t>, level: usize, out: &mut Vec<Node<'t>>) {
+        let mut cursor = node.walk();
+        for child in node.named_children(&mut cursor) {
+            if level < MAX_TRANSPARENT && (cx.transparent)(child.kind()) {
+                expand(cx, child, level + 1, out);
+            } else {
+                out.push(child);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    expand(cx, node, 0, &mut out);
+    out
 }
 
 /// Arranged members of a container body, skipping the leading children for which `in_prologue`
@@ -249,9 +283,8 @@ fn members(
     if depth + 1 >= MAX_NESTING {
         return None;
     }
-    let mut cursor = body.walk();
-    let raw: Vec<Item> = body
-        .named_children(&mut cursor)
+    let raw: Vec<Item> = item_nodes(cx, body)
+        .into_iter()
         .skip_while(|c| in_prologue(c.kind()))
         .map(|child| classify(cx, child, depth + 1))
         .collect();

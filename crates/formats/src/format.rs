@@ -36,6 +36,12 @@ pub enum Language {
     TypeScript,
     /// Go (`.go`).
     Go,
+    /// Java (`.java`).
+    Java,
+    /// C (`.c`; `.h`, read as C++ when only C++ parses it cleanly).
+    C,
+    /// C++ (`.cc`, `.cpp`, `.cxx`, `.hpp`, `.hh`, `.hxx`).
+    Cpp,
 }
 
 /// A configuration file syntax.
@@ -69,6 +75,15 @@ const BY_EXTENSION: &[(&str, Format)] = &[
     ("ts", Format::Code(Language::TypeScript)),
     ("tsx", Format::Code(Language::TypeScript)),
     ("go", Format::Code(Language::Go)),
+    ("java", Format::Code(Language::Java)),
+    ("c", Format::Code(Language::C)),
+    ("h", Format::Code(Language::C)),
+    ("cc", Format::Code(Language::Cpp)),
+    ("cpp", Format::Code(Language::Cpp)),
+    ("cxx", Format::Code(Language::Cpp)),
+    ("hpp", Format::Code(Language::Cpp)),
+    ("hh", Format::Code(Language::Cpp)),
+    ("hxx", Format::Code(Language::Cpp)),
     ("yaml", Format::Config(ConfigKind::Yaml)),
     ("yml", Format::Config(ConfigKind::Yaml)),
     ("json", Format::Config(ConfigKind::Json)),
@@ -77,7 +92,8 @@ const BY_EXTENSION: &[(&str, Format)] = &[
 
 const EXTENSIONS: &[&str] = &[
     "html", "htm", "pdf", "docx", "rst", "adoc", "asciidoc", "ipynb", "rs", "py", "js", "mjs",
-    "cjs", "jsx", "ts", "tsx", "go", "yaml", "yml", "json", "toml",
+    "cjs", "jsx", "ts", "tsx", "go", "java", "c", "h", "cc", "cpp", "cxx", "hpp", "hh", "hxx",
+    "yaml", "yml", "json", "toml",
 ];
 
 /// The extension of the file `path` names: None for a dot file such as `.json`.
@@ -89,7 +105,7 @@ fn extension(path: &str) -> Option<&str> {
 
 impl Format {
     /// By file extension (case-insensitive): html/htm, pdf, docx, rst, adoc/asciidoc, ipynb, rs, py, js/mjs/cjs/jsx,
-    /// ts/tsx, go, yaml/yml, json, toml.
+    /// ts/tsx, go, java, c/h, cc/cpp/cxx/hpp/hh/hxx, yaml/yml, json, toml.
     /// Markdown and plain text are NOT formats of this crate (the chunker reads them directly):
     /// None.
     pub fn from_path(path: &str) -> Option<Format> {
@@ -149,6 +165,9 @@ impl Language {
             Language::JavaScript => "javascript",
             Language::TypeScript => "typescript",
             Language::Go => "go",
+            Language::Java => "java",
+            Language::C => "c",
+            Language::Cpp => "cpp",
         }
     }
 }

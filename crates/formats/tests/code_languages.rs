@@ -198,6 +198,78 @@ fn non_utf8_is_invalid_and_huge_is_too_large() {
 }
 
 #[test]
+fn java_method_heading_path_with_javadoc_and_annotations() {
+    let src = format!(
+        "package org.example.geo;\n\nimport java.util.List;\n\n/** A point in the plane. */\npublic class Point {{\n    \
+         private final int x;\n\n    public Point(int x) {{ this.x = x; }}\n\n    /** Sums a lot. */\n    @Override\n    \
+         public int big() {{\n        int total = 0;\n{}        return total;\n    }}\n\n    enum Kind {{ NEAR, FAR }}\n}}\n",
+        filler("        ", "total += x * N; // add the Nth multiple", 30)
+    );
+    let doc = convert_path("geo/Point.java", src.as_bytes());
+    assert!(doc.warnings.is_empty(), "{:?}", doc.warnings);
+    assert_eq!(doc.metadata["language"], "java");
+    assert_eq!(
+        path_at(&doc.markdown, "public int big()"),
+        ["class Point", "big()"]
+    );
+    // The Javadoc and the annotation open the method's block.
+    let (_, source) = block_with(&doc, "public int big()");
+    assert!(src[source.clone()].starts_with("    /** Sums a lot. */\n    @Override\n"));
+    assert!(src[source].ends_with("        return total;\n    }\n"));
+    assert!(
+        doc.markdown.contains("Context: A point in the plane."),
+        "{}",
+        doc.markdown
+    );
+    assert_every_line_in_order(&src, &doc);
+}
+
+#[test]
+fn c_functions_are_labelled_by_their_declarators_inside_an_include_guard() {
+    let src = format!(
+        "#ifndef RING_H\n#define RING_H\n\n#include <stddef.h>\n\n/** A ring buffer. */\ntypedef struct ring {{\n    \
+         size_t head;\n}} ring_t;\n\nextern \"C\" {{\nint ring_push(ring_t *r, int v);\n}}\n\n\
+         /* Drains the ring. */\nstatic size_t *ring_drain(ring_t *r)\n{{\n    size_t n = 0;\n{}    return NULL;\n}}\n\n#endif\n",
+        filler("    ", "n += r->head * N; /* step N */", 30)
+    );
+    let doc = convert_path("ring.h", src.as_bytes());
+    assert!(doc.warnings.is_empty(), "{:?}", doc.warnings);
+    assert_eq!(doc.metadata["language"], "c");
+    // The guard is no section of its own: the function inside it is a top-level item,
+    // labelled through its pointer declarator.
+    assert_eq!(
+        path_at(&doc.markdown, "n += r->head * 3;"),
+        ["ring_drain()"]
+    );
+    // Small declarations before it stay in the file's opening blocks, the guard's lines too.
+    assert!(path_at(&doc.markdown, "} ring_t;").is_empty());
+    assert!(path_at(&doc.markdown, "#define RING_H").is_empty());
+    assert_every_line_in_order(&src, &doc);
+}
+
+#[test]
+fn cpp_members_of_a_class_in_a_namespace_and_a_header_read_as_cpp() {
+    let src = format!(
+        "#include <vector>\n\nnamespace geo {{\n\n/// A polygon.\nclass Polygon {{\npublic:\n    explicit Polygon(int n);\n\n    \
+         template <typename T>\n    T area() const {{\n        T total = 0;\n{}        return total;\n    }}\n\nprivate:\n    \
+         std::vector<int> xs_;\n}};\n\nint Polygon::sides() const {{ return 3; }}\n\n}}  // namespace geo\n",
+        filler("        ", "total += xs_[N] * N;  // the Nth side", 30)
+    );
+    for name in ["polygon.hpp", "polygon.h"] {
+        let doc = convert_path(name, src.as_bytes());
+        // A `.h` is tried as C first; only C++ reads this one cleanly, so C++ is kept.
+        assert!(doc.warnings.is_empty(), "{name}: {:?}", doc.warnings);
+        assert_eq!(
+            path_at(&doc.markdown, "T area() const"),
+            ["class Polygon", "area()"],
+            "{name}"
+        );
+        assert!(doc.markdown.contains("Polygon::sides()"), "{name}");
+        assert_every_line_in_order(&src, &doc);
+    }
+}
+
+#[test]
 fn empty_bom_and_crlf_sources() {
     for lang in [
         Language::Rust,
@@ -205,6 +277,9 @@ fn empty_bom_and_crlf_sources() {
         Language::JavaScript,
         Language::TypeScript,
         Language::Go,
+        Language::Java,
+        Language::C,
+        Language::Cpp,
     ] {
         let doc = convert(Format::Code(lang), b"").expect("empty converts");
         assert!(doc.markdown.is_empty() && doc.spans.is_empty());

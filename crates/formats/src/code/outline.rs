@@ -45,6 +45,9 @@ pub(super) struct Cx<'a> {
     pub base: usize,
     /// Byte offset of each line start; a final entry `src.len()` closes the last line.
     line_starts: Vec<usize>,
+    /// Node kinds whose children are items of the enclosing list, the node itself no item
+    /// (C's `#ifndef` include guard around a whole header, `extern "C" { ... }`).
+    pub transparent: fn(&str) -> bool,
 }
 
 impl<'a> Cx<'a> {
@@ -58,6 +61,7 @@ impl<'a> Cx<'a> {
             src,
             base,
             line_starts,
+            transparent: |_| false,
         }
     }
 

@@ -1,0 +1,65 @@
+//! Java node kinds (tree-sitter-java 0.23) to outline items. Annotations and modifiers are part
+//! of a declaration's node; Javadoc (`/** */`) is a comment joined to the declaration after it.
+
+use tree_sitter::Node;
+
+use super::outline::{Body, Cx, Item, item};
+
+pub(super) fn classify(cx: &Cx<'_>, node: Node<'_>, depth: usize) -> Item {
+    let lines = cx.lines(node);
+    let name = cx.field(node, "name");
+    let named = |kw: &str| name.as_ref().map(|n| format!("{kw} {n}"));
+    match node.kind() {
+        "line_comment" | "block_comment" => Item {
+            attach: true,
+            doc_comment: cx.text(node).starts_with("/**"),
+            ..item(lines, None)
+        },
+        "package_declaration" => {
+            let package = node.named_child(0).map(|n| cx.text(n).to_string());
+            item(lines, package.map(|p| format!("package {p}")))
+        }
+        "import_declaration" => item(lines, Some("imports".into())),
+        "class_declaration" => typed(cx, node, depth, named("class"), name.clone()),
+        "interface_declaration" => typed(cx, node, depth, named("interface"), name.clone()),
+        "enum_declaration" => typed(cx, node, depth, named("enum"), name.clone()),
+        "record_declaration" => typed(cx, node, depth, named("record"), name.clone()),
+        "annotation_type_declaration" => typed(cx, node, depth, named("@interface"), name.clone()),
+        "method_declaration" | "constructor_declaration" | "compact_constructor_declaration" => {
+            item(lines, name.map(|n| format!("{n}()")))
+        }
+        "field_declaration" | "constant_declaration" => {
+            let first = node
+                .child_by_field_name("declarator")
+                .and_then(|d| cx.field(d, "name"));
+            item(lines, first)
+        }
+        "static_initializer" => item(lines, Some("static initializer".into())),
+        _ => item(lines, None),
+    }
+}
+
+/// A class, interface, enum or record: members get sections when it is big. An enum's
+/// constants and a record's header stay with its first line.
+fn typed(
+    cx: &Cx<'_>,
+    node: Node<'_>,
+    depth: usize,
+    label: Option<String>,
+    key: Option<String>,
+) -> Item {
+    let body = node
+        .child_by_field_name("body")
+        .and_then(|b| super::members(cx, b, depth, classify, |kind| kind == "enum_constant"))
+        .map(|children| Body {
+            children,
+            context: None,
+            context_in_prologue: true,
+        });
+    Item {
+        wants_doc: true,
+        key,
+        body,
+        ..item(cx.lines(node), label)
+    }
+}
