@@ -68,9 +68,21 @@ unseen_deb() {
 unseen_sdist() {
     sdist="$work/$1-$2"
     if [ ! -d "$sdist" ]; then
-        python3 -m pip download --quiet --no-deps --no-binary :all: "$1==$2" -d "$work/sdist" \
+        # PyPI's JSON API, not `pip download`, which builds metadata first (and fails for
+        # packages whose build needs more than pip has, such as JPype).
+        mkdir -p "$work/sdist"
+        python3 - "$1" "$2" "$work/sdist/$1-$2.tar.gz" <<'PY' \
             || { echo "could not fetch the $1 $2 sdist from PyPI" >&2; exit 2; }
-        tar -xzf "$work/sdist/$1-$2.tar.gz" -C "$work"
+import json, sys, urllib.request
+name, version, into = sys.argv[1:]
+meta = json.load(urllib.request.urlopen(f"https://pypi.org/pypi/{name}/json"))
+url = next(u["url"] for u in meta["releases"][version] if u["packagetype"] == "sdist")
+urllib.request.urlretrieve(url, into)
+PY
+        rm -rf "$work/sdist/unpacked"
+        mkdir -p "$work/sdist/unpacked"
+        tar -xzf "$work/sdist/$1-$2.tar.gz" -C "$work/sdist/unpacked"
+        mv "$work/sdist/unpacked"/*/ "$sdist"
     fi
 }
 
