@@ -4,7 +4,7 @@
 
 use tree_sitter::Node;
 
-use super::outline::{Body, Cx, Item, collapse, item};
+use super::outline::{Cx, Item, collapse, item};
 
 /// Preprocessor conditionals (an include guard wraps a whole header), `extern "C" { }` blocks
 /// and namespaces (which often wrap a whole file, nested): their declarations are items of the
@@ -61,22 +61,13 @@ pub(super) fn classify(cx: &Cx<'_>, node: Node<'_>, depth: usize) -> Item {
                 name,
             )
         }
+        // Reached only past the depth at which namespaces are transparent.
         "namespace_definition" => {
             let label = Some(match &name {
                 Some(n) => format!("namespace {n}"),
                 None => "namespace".to_string(),
             });
-            let body = node
-                .child_by_field_name("body")
-                .and_then(|b| super::members(cx, b, depth, classify, |_| false))
-                .map(|children| Body {
-                    children,
-                    ..Body::default()
-                });
-            Item {
-                body,
-                ..item(lines, label)
-            }
+            super::container_item(cx, node, depth, classify, label)
         }
         // `template <class T>` is part of the declaration it introduces.
         "template_declaration" => {
@@ -105,20 +96,7 @@ fn typed(
     label: Option<String>,
     key: Option<String>,
 ) -> Item {
-    let body = node
-        .child_by_field_name("body")
-        .and_then(|b| super::members(cx, b, depth, classify, |_| false))
-        .map(|children| Body {
-            children,
-            context: None,
-            context_in_prologue: true,
-        });
-    Item {
-        wants_doc: true,
-        key,
-        body,
-        ..item(cx.lines(node), label)
-    }
+    super::type_item(cx, node, depth, classify, |_| false, label, key)
 }
 
 /// What a definition or declaration declares: `name()` for a function, else the name of its

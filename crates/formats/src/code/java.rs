@@ -3,7 +3,7 @@
 
 use tree_sitter::Node;
 
-use super::outline::{Body, Cx, Item, item};
+use super::outline::{Cx, Item, item};
 
 pub(super) fn classify(cx: &Cx<'_>, node: Node<'_>, depth: usize) -> Item {
     let lines = cx.lines(node);
@@ -40,7 +40,7 @@ pub(super) fn classify(cx: &Cx<'_>, node: Node<'_>, depth: usize) -> Item {
 }
 
 /// A class, interface, enum or record: members get sections when it is big. An enum's
-/// constants and a record's header stay with its first line.
+/// constants stay with its first line.
 fn typed(
     cx: &Cx<'_>,
     node: Node<'_>,
@@ -48,18 +48,13 @@ fn typed(
     label: Option<String>,
     key: Option<String>,
 ) -> Item {
-    let body = node
-        .child_by_field_name("body")
-        .and_then(|b| super::members(cx, b, depth, classify, |kind| kind == "enum_constant"))
-        .map(|children| Body {
-            children,
-            context: None,
-            context_in_prologue: true,
-        });
-    Item {
-        wants_doc: true,
+    super::type_item(
+        cx,
+        node,
+        depth,
+        classify,
+        |kind| kind == "enum_constant",
+        label,
         key,
-        body,
-        ..item(cx.lines(node), label)
-    }
+    )
 }

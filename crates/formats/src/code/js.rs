@@ -3,7 +3,7 @@
 
 use tree_sitter::Node;
 
-use super::outline::{Body, Cx, Item, item};
+use super::outline::{Cx, Item, item};
 
 pub(super) fn classify(cx: &Cx<'_>, node: Node<'_>, depth: usize) -> Item {
     let lines = cx.lines(node);
@@ -50,17 +50,7 @@ pub(super) fn classify(cx: &Cx<'_>, node: Node<'_>, depth: usize) -> Item {
             ..item(lines, named("type"))
         },
         "internal_module" | "module" => {
-            let body = node
-                .child_by_field_name("body")
-                .and_then(|b| super::members(cx, b, depth, classify, |_| false))
-                .map(|children| Body {
-                    children,
-                    ..Body::default()
-                });
-            Item {
-                body,
-                ..item(lines, named("namespace"))
-            }
+            super::container_item(cx, node, depth, classify, named("namespace"))
         }
         "lexical_declaration" | "variable_declaration" => {
             let kw = node.child(0).map_or("var", |k| cx.text(k));
@@ -88,18 +78,5 @@ fn typed(
     label: Option<String>,
     key: Option<String>,
 ) -> Item {
-    let body = node
-        .child_by_field_name("body")
-        .and_then(|b| super::members(cx, b, depth, classify, |_| false))
-        .map(|children| Body {
-            children,
-            context: None,
-            context_in_prologue: true,
-        });
-    Item {
-        wants_doc: true,
-        key,
-        body,
-        ..item(cx.lines(node), label)
-    }
+    super::type_item(cx, node, depth, classify, |_| false, label, key)
 }

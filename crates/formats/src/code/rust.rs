@@ -2,7 +2,7 @@
 
 use tree_sitter::Node;
 
-use super::outline::{Body, Cx, Item, collapse, item};
+use super::outline::{Cx, Item, collapse, item};
 
 pub(super) fn classify(cx: &Cx<'_>, node: Node<'_>, depth: usize) -> Item {
     let lines = cx.lines(node);
@@ -84,19 +84,8 @@ pub(super) fn classify(cx: &Cx<'_>, node: Node<'_>, depth: usize) -> Item {
     }
 }
 
-/// An item whose `body` (a declaration list) holds members with sections of their own.
 fn container(cx: &Cx<'_>, node: Node<'_>, depth: usize, label: Option<String>) -> Item {
-    let body = node
-        .child_by_field_name("body")
-        .and_then(|b| super::members(cx, b, depth, classify, |_| false))
-        .map(|children| Body {
-            children,
-            ..Body::default()
-        });
-    Item {
-        body,
-        ..item(cx.lines(node), label)
-    }
+    super::container_item(cx, node, depth, classify, label)
 }
 
 /// `ignore::Walk<'a, T>` -> `Walk`: the name a struct definition has.
