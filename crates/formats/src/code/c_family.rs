@@ -53,10 +53,12 @@ pub(super) fn classify(cx: &Cx<'_>, node: Node<'_>, depth: usize) -> Item {
         "alias_declaration" => item(lines, name.map(|n| format!("using {n}"))),
         "struct_specifier" | "union_specifier" | "enum_specifier" | "class_specifier" => {
             let keyword = node.kind().trim_end_matches("_specifier");
-            typed(
+            super::type_item(
                 cx,
                 node,
                 depth,
+                classify,
+                |_| false,
                 name.as_ref().map(|n| format!("{keyword} {n}")),
                 name,
             )
@@ -86,17 +88,6 @@ pub(super) fn classify(cx: &Cx<'_>, node: Node<'_>, depth: usize) -> Item {
         }
         _ => item(lines, None),
     }
-}
-
-/// A struct, union, enum or class: members get sections when it is big.
-fn typed(
-    cx: &Cx<'_>,
-    node: Node<'_>,
-    depth: usize,
-    label: Option<String>,
-    key: Option<String>,
-) -> Item {
-    super::type_item(cx, node, depth, classify, |_| false, label, key)
 }
 
 /// What a definition or declaration declares: `name()` for a function, else the name of its

@@ -20,11 +20,27 @@ pub(super) fn classify(cx: &Cx<'_>, node: Node<'_>, depth: usize) -> Item {
             item(lines, package.map(|p| format!("package {p}")))
         }
         "import_declaration" => item(lines, Some("imports".into())),
-        "class_declaration" => typed(cx, node, depth, named("class"), name.clone()),
-        "interface_declaration" => typed(cx, node, depth, named("interface"), name.clone()),
-        "enum_declaration" => typed(cx, node, depth, named("enum"), name.clone()),
-        "record_declaration" => typed(cx, node, depth, named("record"), name.clone()),
-        "annotation_type_declaration" => typed(cx, node, depth, named("@interface"), name.clone()),
+        // An enum's constants stay with its first line; members get sections when it is big.
+        kind @ ("class_declaration"
+        | "interface_declaration"
+        | "enum_declaration"
+        | "record_declaration"
+        | "annotation_type_declaration") => {
+            let keyword = match kind {
+                "annotation_type_declaration" => "@interface",
+                other => other.trim_end_matches("_declaration"),
+            };
+            let in_prologue = |member: &str| member == "enum_constant";
+            super::type_item(
+                cx,
+                node,
+                depth,
+                classify,
+                in_prologue,
+                named(keyword),
+                name.clone(),
+            )
+        }
         "method_declaration" | "constructor_declaration" | "compact_constructor_declaration" => {
             item(lines, name.map(|n| format!("{n}()")))
         }
@@ -37,24 +53,4 @@ pub(super) fn classify(cx: &Cx<'_>, node: Node<'_>, depth: usize) -> Item {
         "static_initializer" => item(lines, Some("static initializer".into())),
         _ => item(lines, None),
     }
-}
-
-/// A class, interface, enum or record: members get sections when it is big. An enum's
-/// constants stay with its first line.
-fn typed(
-    cx: &Cx<'_>,
-    node: Node<'_>,
-    depth: usize,
-    label: Option<String>,
-    key: Option<String>,
-) -> Item {
-    super::type_item(
-        cx,
-        node,
-        depth,
-        classify,
-        |kind| kind == "enum_constant",
-        label,
-        key,
-    )
 }

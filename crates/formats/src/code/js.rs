@@ -35,10 +35,24 @@ pub(super) fn classify(cx: &Cx<'_>, node: Node<'_>, depth: usize) -> Item {
         "function_declaration" | "generator_function_declaration" | "function_signature" => {
             item(lines, named("function"))
         }
-        "class_declaration" | "abstract_class_declaration" | "class" => {
-            typed(cx, node, depth, named("class"), name.clone())
-        }
-        "interface_declaration" => typed(cx, node, depth, named("interface"), name.clone()),
+        "class_declaration" | "abstract_class_declaration" | "class" => super::type_item(
+            cx,
+            node,
+            depth,
+            classify,
+            |_| false,
+            named("class"),
+            name.clone(),
+        ),
+        "interface_declaration" => super::type_item(
+            cx,
+            node,
+            depth,
+            classify,
+            |_| false,
+            named("interface"),
+            name.clone(),
+        ),
         "enum_declaration" => Item {
             wants_doc: true,
             key: name.clone(),
@@ -68,15 +82,4 @@ pub(super) fn classify(cx: &Cx<'_>, node: Node<'_>, depth: usize) -> Item {
         "public_field_definition" | "property_signature" => item(lines, name),
         _ => item(lines, None),
     }
-}
-
-/// A class or interface: members get sections when it is big.
-fn typed(
-    cx: &Cx<'_>,
-    node: Node<'_>,
-    depth: usize,
-    label: Option<String>,
-    key: Option<String>,
-) -> Item {
-    super::type_item(cx, node, depth, classify, |_| false, label, key)
 }
