@@ -73,11 +73,13 @@ unseen_sdist() {
         mkdir -p "$work/sdist"
         python3 - "$1" "$2" "$work/sdist/$1-$2.tar.gz" <<'PY' \
             || { echo "could not fetch the $1 $2 sdist from PyPI" >&2; exit 2; }
-import json, sys, urllib.request
+import json, sys, urllib.parse, urllib.request
 name, version, into = sys.argv[1:]
-meta = json.load(urllib.request.urlopen(f"https://pypi.org/pypi/{name}/json"))
+index = f"https://pypi.org/pypi/{name}/json"
+meta = json.load(urllib.request.urlopen(index))
 url = next(u["url"] for u in meta["releases"][version] if u["packagetype"] == "sdist")
-urllib.request.urlretrieve(url, into)
+# A mirror may give file URLs relative to the JSON's.
+urllib.request.urlretrieve(urllib.parse.urljoin(index, url), into)
 PY
         rm -rf "$work/sdist/unpacked"
         mkdir -p "$work/sdist/unpacked"

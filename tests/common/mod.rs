@@ -262,11 +262,13 @@ pub fn pypi_sdist(name: &str, version: &str) -> PathBuf {
     }
     std::fs::create_dir_all(&cache).unwrap();
     let fetch = tempfile::tempdir_in(&cache).unwrap();
-    let script = "import json, sys, urllib.request\n\
+    // A mirror may give file URLs relative to the JSON's.
+    let script = "import json, sys, urllib.parse, urllib.request\n\
         name, version, into = sys.argv[1:]\n\
-        meta = json.load(urllib.request.urlopen(f'https://pypi.org/pypi/{name}/json'))\n\
+        index = f'https://pypi.org/pypi/{name}/json'\n\
+        meta = json.load(urllib.request.urlopen(index))\n\
         url = next(u['url'] for u in meta['releases'][version] if u['packagetype'] == 'sdist')\n\
-        urllib.request.urlretrieve(url, into + '/sdist.tar.gz')\n";
+        urllib.request.urlretrieve(urllib.parse.urljoin(index, url), into + '/sdist.tar.gz')\n";
     let status = Command::new("python3")
         .args(["-c", script, name, version])
         .arg(fetch.path())
