@@ -841,3 +841,43 @@ fn java_c_and_cpp_sources_index_with_types_and_functions_as_sections() {
         "no JPJavaFrame:: section"
     );
 }
+
+/// pythonnet 3.0.5's C# runtime (its PyPI sdist), chunked without embedding: every file
+/// converts, and a big class's methods are sections under it.
+#[test]
+fn csharp_sources_chunk_with_classes_and_members_as_sections() {
+    let runtime = pypi_sdist("pythonnet", "3.0.5").join("src/runtime");
+    let mut files = Vec::new();
+    let mut pending = vec![runtime.clone()];
+    while let Some(dir) = pending.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                pending.push(path);
+            } else if path.extension().is_some_and(|x| x == "cs") {
+                files.push(path);
+            }
+        }
+    }
+    assert!(files.len() >= 100, "{} .cs files", files.len());
+    let mut args = vec!["chunks".to_string(), "--json".to_string()];
+    args.extend(files.iter().map(|f| f.to_str().unwrap().to_string()));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let chunks = json_lines(&run_expect(&args, 0));
+    let paths: std::collections::BTreeSet<&str> =
+        chunks.iter().map(|c| c["path"].as_str().unwrap()).collect();
+    assert_eq!(paths.len(), files.len(), "every .cs file has chunks");
+    assert!(chunks.iter().all(|c| c["metadata"]["language"] == "csharp"));
+    let initialize = chunks
+        .iter()
+        .find(|c| {
+            c["path"].as_str().unwrap().ends_with("Runtime.cs")
+                && c["heading_path"].as_array().unwrap().len() == 3
+                && c["heading_path"][2] == "Initialize()"
+        })
+        .expect("a section of Runtime.Initialize");
+    assert_eq!(
+        initialize["heading_path"][1], "class Runtime",
+        "{initialize}"
+    );
+}

@@ -8,6 +8,7 @@
 //! block, in order: comments, attributes and decorators go with the item they precede.
 
 mod c_family;
+mod csharp;
 mod go;
 mod java;
 mod js;
@@ -77,8 +78,10 @@ pub(crate) fn convert(lang: Language, bytes: &[u8]) -> Result<Converted, FormatE
     let src: &str = &text;
     let base = if src.starts_with('\u{feff}') { 3 } else { 0 };
     let mut cx = Cx::new(src, base);
-    if matches!(lang, Language::C | Language::Cpp) {
-        cx.transparent = c_family::is_transparent;
+    match lang {
+        Language::C | Language::Cpp => cx.transparent = c_family::is_transparent,
+        Language::CSharp => cx.transparent = csharp::is_transparent,
+        _ => {}
     }
     let tree = parse(lang, &src[base..])?;
     let root = tree.root_node();
@@ -97,6 +100,7 @@ pub(crate) fn convert(lang: Language, bytes: &[u8]) -> Result<Converted, FormatE
         Language::Go => go::classify,
         Language::Java => java::classify,
         Language::C | Language::Cpp => c_family::classify,
+        Language::CSharp => csharp::classify,
     };
     let mut items = outline::arrange(&cx, raw_items(&cx, root, 0, classify), 0..cx.line_count());
     if lang == Language::Go {
@@ -153,6 +157,7 @@ fn parse_within(
             tree_sitter_cpp::LANGUAGE.into(),
         ],
         Language::Cpp => vec![tree_sitter_cpp::LANGUAGE.into()],
+        Language::CSharp => vec![tree_sitter_c_sharp::LANGUAGE.into()],
     };
     let memory = ParseMemory::watch(budget);
     let mut best: Option<Tree> = None;
@@ -290,6 +295,55 @@ fn members(
         .collect();
     let within = raw.first()?.lines.start..raw.last()?.lines.end;
     Some(outline::arrange(cx, raw, within))
+}
+
+/// An item whose `body` field holds members with sections of their own (a module, a
+/// namespace).
+fn container_item(
+    cx: &Cx<'_>,
+    node: Node<'_>,
+    depth: usize,
+    classify: Classify,
+    label: Option<String>,
+) -> Item {
+    let body = node
+        .child_by_field_name("body")
+        .and_then(|b| members(cx, b, depth, classify, |_| false))
+        .map(|children| outline::Body {
+            children,
+            ..outline::Body::default()
+        });
+    Item {
+        body,
+        ..outline::item(cx.lines(node), label)
+    }
+}
+
+/// A type (class, interface, struct, enum) named `key`: its doc comment is summarised and its
+/// members, after those `in_prologue` keeps with its first line, get sections when it is big.
+fn type_item(
+    cx: &Cx<'_>,
+    node: Node<'_>,
+    depth: usize,
+    classify: Classify,
+    in_prologue: fn(&str) -> bool,
+    label: Option<String>,
+    key: Option<String>,
+) -> Item {
+    let body = node
+        .child_by_field_name("body")
+        .and_then(|b| members(cx, b, depth, classify, in_prologue))
+        .map(|children| outline::Body {
+            children,
+            context: None,
+            context_in_prologue: true,
+        });
+    Item {
+        wants_doc: true,
+        key,
+        body,
+        ..outline::item(cx.lines(node), label)
+    }
 }
 
 #[cfg(test)]

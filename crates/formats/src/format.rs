@@ -42,6 +42,8 @@ pub enum Language {
     C,
     /// C++ (`.cc`, `.cpp`, `.cxx`, `.hpp`, `.hh`, `.hxx`).
     Cpp,
+    /// C# (`.cs`).
+    CSharp,
 }
 
 /// A configuration file syntax.
@@ -84,6 +86,7 @@ const BY_EXTENSION: &[(&str, Format)] = &[
     ("hpp", Format::Code(Language::Cpp)),
     ("hh", Format::Code(Language::Cpp)),
     ("hxx", Format::Code(Language::Cpp)),
+    ("cs", Format::Code(Language::CSharp)),
     ("yaml", Format::Config(ConfigKind::Yaml)),
     ("yml", Format::Config(ConfigKind::Yaml)),
     ("json", Format::Config(ConfigKind::Json)),
@@ -93,7 +96,7 @@ const BY_EXTENSION: &[(&str, Format)] = &[
 const EXTENSIONS: &[&str] = &[
     "html", "htm", "pdf", "docx", "rst", "adoc", "asciidoc", "ipynb", "rs", "py", "js", "mjs",
     "cjs", "jsx", "ts", "tsx", "go", "java", "c", "h", "cc", "cpp", "cxx", "hpp", "hh", "hxx",
-    "yaml", "yml", "json", "toml",
+    "cs", "yaml", "yml", "json", "toml",
 ];
 
 /// The extension of the file `path` names: None for a dot file such as `.json`.
@@ -105,7 +108,7 @@ fn extension(path: &str) -> Option<&str> {
 
 impl Format {
     /// By file extension (case-insensitive): html/htm, pdf, docx, rst, adoc/asciidoc, ipynb, rs, py, js/mjs/cjs/jsx,
-    /// ts/tsx, go, java, c/h, cc/cpp/cxx/hpp/hh/hxx, yaml/yml, json, toml.
+    /// ts/tsx, go, java, c/h, cc/cpp/cxx/hpp/hh/hxx, cs, yaml/yml, json, toml.
     /// Markdown and plain text are NOT formats of this crate (the chunker reads them directly):
     /// None.
     pub fn from_path(path: &str) -> Option<Format> {
@@ -168,6 +171,7 @@ impl Language {
             Language::Java => "java",
             Language::C => "c",
             Language::Cpp => "cpp",
+            Language::CSharp => "csharp",
         }
     }
 }

@@ -270,6 +270,26 @@ fn cpp_members_of_a_class_in_a_namespace_and_a_header_read_as_cpp() {
 }
 
 #[test]
+fn csharp_members_of_a_class_in_a_file_scoped_namespace() {
+    let src = format!(
+        "using System;\n\nnamespace Geo.Shapes;\n\n/// <summary>A polygon.</summary>\npublic sealed class Polygon\n{{\n    \
+         public int Sides {{ get; }}\n\n    /// <summary>Sums a lot.</summary>\n    [Obsolete]\n    public int Big()\n    {{\n        \
+         var total = 0;\n{}        return total;\n    }}\n}}\n",
+        filler("        ", "total += Sides * N; // the Nth step", 30)
+    );
+    let doc = convert_path("Shapes/Polygon.cs", src.as_bytes());
+    assert!(doc.warnings.is_empty(), "{:?}", doc.warnings);
+    assert_eq!(doc.metadata["language"], "csharp");
+    assert_eq!(
+        path_at(&doc.markdown, "public int Big()"),
+        ["class Polygon", "Big()"]
+    );
+    let (_, source) = block_with(&doc, "public int Big()");
+    assert!(src[source].starts_with("    /// <summary>Sums a lot.</summary>\n    [Obsolete]\n"));
+    assert_every_line_in_order(&src, &doc);
+}
+
+#[test]
 fn empty_bom_and_crlf_sources() {
     for lang in [
         Language::Rust,
@@ -280,6 +300,7 @@ fn empty_bom_and_crlf_sources() {
         Language::Java,
         Language::C,
         Language::Cpp,
+        Language::CSharp,
     ] {
         let doc = convert(Format::Code(lang), b"").expect("empty converts");
         assert!(doc.markdown.is_empty() && doc.spans.is_empty());
