@@ -842,32 +842,41 @@ fn java_c_and_cpp_sources_index_with_types_and_functions_as_sections() {
     );
 }
 
-/// pythonnet 3.0.5's C# runtime (its PyPI sdist), chunked without embedding: every file
-/// converts, and a big class's methods are sections under it.
-#[test]
-fn csharp_sources_chunk_with_classes_and_members_as_sections() {
-    let runtime = pypi_sdist("pythonnet", "3.0.5").join("src/runtime");
+/// Every chunk of the files with extension `ext` under `dir`, from `rag-index chunks` (no
+/// embedding), checking that each file has chunks, all of `language`.
+fn chunks_of_sources(dir: &Path, ext: &str, language: &str) -> Vec<Value> {
     let mut files = Vec::new();
-    let mut pending = vec![runtime.clone()];
+    let mut pending = vec![dir.to_path_buf()];
     while let Some(dir) = pending.pop() {
         for entry in std::fs::read_dir(&dir).unwrap().flatten() {
             let path = entry.path();
             if path.is_dir() {
                 pending.push(path);
-            } else if path.extension().is_some_and(|x| x == "cs") {
+            } else if path.extension().is_some_and(|x| x == ext) {
                 files.push(path);
             }
         }
     }
-    assert!(files.len() >= 100, "{} .cs files", files.len());
     let mut args = vec!["chunks".to_string(), "--json".to_string()];
     args.extend(files.iter().map(|f| f.to_str().unwrap().to_string()));
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let chunks = json_lines(&run_expect(&args, 0));
     let paths: std::collections::BTreeSet<&str> =
         chunks.iter().map(|c| c["path"].as_str().unwrap()).collect();
-    assert_eq!(paths.len(), files.len(), "every .cs file has chunks");
-    assert!(chunks.iter().all(|c| c["metadata"]["language"] == "csharp"));
+    assert_eq!(paths.len(), files.len(), "every .{ext} file has chunks");
+    assert!(chunks.iter().all(|c| c["metadata"]["language"] == language));
+    chunks
+}
+
+/// pythonnet 3.0.5's C# runtime (its PyPI sdist), chunked without embedding: every file
+/// converts, and a big class's methods are sections under it.
+#[test]
+fn csharp_sources_chunk_with_classes_and_members_as_sections() {
+    let runtime = pypi_sdist("pythonnet", "3.0.5").join("src/runtime");
+    let chunks = chunks_of_sources(&runtime, "cs", "csharp");
+    let files: std::collections::BTreeSet<&str> =
+        chunks.iter().map(|c| c["path"].as_str().unwrap()).collect();
+    assert!(files.len() >= 100, "{} .cs files", files.len());
     let initialize = chunks
         .iter()
         .find(|c| {
@@ -880,4 +889,27 @@ fn csharp_sources_chunk_with_classes_and_members_as_sections() {
         initialize["heading_path"][1], "class Runtime",
         "{initialize}"
     );
+}
+
+/// Rack 2.2's Ruby sources (Debian's `ruby-rack`), chunked without embedding: every file
+/// converts, and the classes inside `module Rack` have their methods as sections.
+#[test]
+fn ruby_sources_chunk_with_classes_and_methods_as_sections() {
+    let lib = debian_package("ruby-rack").join("usr/share/rubygems-integration/all/gems");
+    let chunks = chunks_of_sources(&lib, "rb", "ruby");
+    let files: std::collections::BTreeSet<&str> =
+        chunks.iter().map(|c| c["path"].as_str().unwrap()).collect();
+    assert!(files.len() >= 50, "{} .rb files", files.len());
+    let finish = chunks
+        .iter()
+        .find(|c| {
+            c["path"]
+                .as_str()
+                .unwrap()
+                .ends_with("lib/rack/response.rb")
+                && c["heading_path"].as_array().unwrap().len() == 3
+                && c["heading_path"][2] == "def finish"
+        })
+        .expect("a section of Response#finish");
+    assert_eq!(finish["heading_path"][1], "class Response", "{finish}");
 }

@@ -16,6 +16,7 @@ mod outline;
 pub(crate) mod parse_memory;
 mod python;
 mod render;
+mod ruby;
 mod rust;
 
 use std::ops::ControlFlow;
@@ -81,6 +82,7 @@ pub(crate) fn convert(lang: Language, bytes: &[u8]) -> Result<Converted, FormatE
     match lang {
         Language::C | Language::Cpp => cx.transparent = c_family::is_transparent,
         Language::CSharp => cx.transparent = csharp::is_transparent,
+        Language::Ruby => cx.transparent = ruby::is_transparent,
         _ => {}
     }
     let tree = parse(lang, &src[base..])?;
@@ -101,6 +103,7 @@ pub(crate) fn convert(lang: Language, bytes: &[u8]) -> Result<Converted, FormatE
         Language::Java => java::classify,
         Language::C | Language::Cpp => c_family::classify,
         Language::CSharp => csharp::classify,
+        Language::Ruby => ruby::classify,
     };
     let mut items = outline::arrange(&cx, raw_items(&cx, root, 0, classify), 0..cx.line_count());
     if lang == Language::Go {
@@ -158,6 +161,7 @@ fn parse_within(
         ],
         Language::Cpp => vec![tree_sitter_cpp::LANGUAGE.into()],
         Language::CSharp => vec![tree_sitter_c_sharp::LANGUAGE.into()],
+        Language::Ruby => vec![tree_sitter_ruby::LANGUAGE.into()],
     };
     let memory = ParseMemory::watch(budget);
     let mut best: Option<Tree> = None;

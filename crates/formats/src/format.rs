@@ -44,6 +44,8 @@ pub enum Language {
     Cpp,
     /// C# (`.cs`).
     CSharp,
+    /// Ruby (`.rb`).
+    Ruby,
 }
 
 /// A configuration file syntax.
@@ -87,6 +89,7 @@ const BY_EXTENSION: &[(&str, Format)] = &[
     ("hh", Format::Code(Language::Cpp)),
     ("hxx", Format::Code(Language::Cpp)),
     ("cs", Format::Code(Language::CSharp)),
+    ("rb", Format::Code(Language::Ruby)),
     ("yaml", Format::Config(ConfigKind::Yaml)),
     ("yml", Format::Config(ConfigKind::Yaml)),
     ("json", Format::Config(ConfigKind::Json)),
@@ -96,7 +99,7 @@ const BY_EXTENSION: &[(&str, Format)] = &[
 const EXTENSIONS: &[&str] = &[
     "html", "htm", "pdf", "docx", "rst", "adoc", "asciidoc", "ipynb", "rs", "py", "js", "mjs",
     "cjs", "jsx", "ts", "tsx", "go", "java", "c", "h", "cc", "cpp", "cxx", "hpp", "hh", "hxx",
-    "cs", "yaml", "yml", "json", "toml",
+    "cs", "rb", "yaml", "yml", "json", "toml",
 ];
 
 /// The extension of the file `path` names: None for a dot file such as `.json`.
@@ -108,7 +111,7 @@ fn extension(path: &str) -> Option<&str> {
 
 impl Format {
     /// By file extension (case-insensitive): html/htm, pdf, docx, rst, adoc/asciidoc, ipynb, rs, py, js/mjs/cjs/jsx,
-    /// ts/tsx, go, java, c/h, cc/cpp/cxx/hpp/hh/hxx, cs, yaml/yml, json, toml.
+    /// ts/tsx, go, java, c/h, cc/cpp/cxx/hpp/hh/hxx, cs, rb, yaml/yml, json, toml.
     /// Markdown and plain text are NOT formats of this crate (the chunker reads them directly):
     /// None.
     pub fn from_path(path: &str) -> Option<Format> {
@@ -172,6 +175,7 @@ impl Language {
             Language::C => "c",
             Language::Cpp => "cpp",
             Language::CSharp => "csharp",
+            Language::Ruby => "ruby",
         }
     }
 }

@@ -290,6 +290,31 @@ fn csharp_members_of_a_class_in_a_file_scoped_namespace() {
 }
 
 #[test]
+fn ruby_methods_of_a_class_inside_a_module() {
+    let src = format!(
+        "require 'set'\n\nmodule Shop\n  # A cart of items.\n  class Cart\n    attr_reader :items\n\n    # Sums a lot.\n    \
+         def total\n      sum = 0\n{}      sum\n    end\n\n    def self.empty\n      new\n    end\n  end\nend\n",
+        filler("      ", "sum += items[N].price # the Nth item", 30)
+    );
+    let doc = convert_path("lib/shop/cart.rb", src.as_bytes());
+    assert!(doc.warnings.is_empty(), "{:?}", doc.warnings);
+    assert_eq!(doc.metadata["language"], "ruby");
+    // The module wraps the file: the class's methods are sections under the class.
+    assert_eq!(
+        path_at(&doc.markdown, "def total"),
+        ["class Cart", "def total"]
+    );
+    let (_, source) = block_with(&doc, "sum = 0");
+    assert!(src[source].starts_with("    # Sums a lot.\n    def total\n"));
+    assert!(
+        doc.markdown.contains("Context: A cart of items."),
+        "{}",
+        doc.markdown
+    );
+    assert_every_line_in_order(&src, &doc);
+}
+
+#[test]
 fn empty_bom_and_crlf_sources() {
     for lang in [
         Language::Rust,
@@ -301,6 +326,7 @@ fn empty_bom_and_crlf_sources() {
         Language::C,
         Language::Cpp,
         Language::CSharp,
+        Language::Ruby,
     ] {
         let doc = convert(Format::Code(lang), b"").expect("empty converts");
         assert!(doc.markdown.is_empty() && doc.spans.is_empty());
