@@ -4,7 +4,7 @@
 
 use tree_sitter::Node;
 
-use super::outline::{Cx, Item, collapse, item};
+use super::outline::{Cx, Item, collapse, comment, item};
 
 /// Preprocessor conditionals (an include guard wraps a whole header), `extern "C" { }` blocks
 /// and namespaces (which often wrap a whole file, nested): their declarations are items of the
@@ -29,13 +29,10 @@ pub(super) fn classify(cx: &Cx<'_>, node: Node<'_>, depth: usize) -> Item {
     match node.kind() {
         "comment" => {
             let text = cx.text(node);
-            Item {
-                attach: true,
-                doc_comment: ["/**", "/*!", "///", "//!"]
-                    .iter()
-                    .any(|m| text.starts_with(m)),
-                ..item(lines, None)
-            }
+            let doc = ["/**", "/*!", "///", "//!"]
+                .iter()
+                .any(|m| text.starts_with(m));
+            comment(lines, doc)
         }
         "preproc_include" | "using_declaration" => item(lines, Some("includes".into())),
         "preproc_def" | "preproc_function_def" => item(lines, name.map(|n| format!("#define {n}"))),

@@ -3,7 +3,7 @@
 
 use tree_sitter::Node;
 
-use super::outline::{Cx, Item, item};
+use super::outline::{Cx, Item, comment, item};
 
 /// Namespaces (block or file-scoped) wrap whole files: their types are items of the file, so
 /// a class's members still get sections.
@@ -20,11 +20,7 @@ pub(super) fn classify(cx: &Cx<'_>, node: Node<'_>, depth: usize) -> Item {
     match node.kind() {
         "comment" => {
             let text = cx.text(node);
-            Item {
-                attach: true,
-                doc_comment: text.starts_with("///") || text.starts_with("/**"),
-                ..item(lines, None)
-            }
+            comment(lines, text.starts_with("///") || text.starts_with("/**"))
         }
         "using_directive" => item(lines, Some("usings".into())),
         kind @ ("class_declaration"

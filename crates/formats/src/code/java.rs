@@ -3,18 +3,14 @@
 
 use tree_sitter::Node;
 
-use super::outline::{Cx, Item, item};
+use super::outline::{Cx, Item, comment, item};
 
 pub(super) fn classify(cx: &Cx<'_>, node: Node<'_>, depth: usize) -> Item {
     let lines = cx.lines(node);
     let name = cx.field(node, "name");
     let named = |kw: &str| name.as_ref().map(|n| format!("{kw} {n}"));
     match node.kind() {
-        "line_comment" | "block_comment" => Item {
-            attach: true,
-            doc_comment: cx.text(node).starts_with("/**"),
-            ..item(lines, None)
-        },
+        "line_comment" | "block_comment" => comment(lines, cx.text(node).starts_with("/**")),
         "package_declaration" => {
             let package = node.named_child(0).map(|n| cx.text(n).to_string());
             item(lines, package.map(|p| format!("package {p}")))

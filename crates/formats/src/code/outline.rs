@@ -152,6 +152,16 @@ pub(super) fn collapse(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+/// A comment (or attribute, decorator) of `lines`, joined to the item after it; `doc` when it
+/// documents that item (`///`, `/** */`, a Go or Ruby comment right above a definition).
+pub(super) fn comment(lines: Range<usize>, doc: bool) -> Item {
+    Item {
+        attach: true,
+        doc_comment: doc,
+        ..item(lines, None)
+    }
+}
+
 /// An item of `lines` with a heading label.
 pub(super) fn item(lines: Range<usize>, label: Option<String>) -> Item {
     Item {

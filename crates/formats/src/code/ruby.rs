@@ -3,7 +3,7 @@
 
 use tree_sitter::Node;
 
-use super::outline::{Cx, Item, item};
+use super::outline::{Cx, Item, comment, item};
 
 /// Modules wrap whole files (`module Rack` around every class of a gem): their classes and
 /// methods are items of the file, so a class's methods still get sections.
@@ -15,11 +15,7 @@ pub(super) fn classify(cx: &Cx<'_>, node: Node<'_>, depth: usize) -> Item {
     let lines = cx.lines(node);
     let name = cx.field(node, "name");
     match node.kind() {
-        "comment" => Item {
-            attach: true,
-            doc_comment: true,
-            ..item(lines, None)
-        },
+        "comment" => comment(lines, true),
         "class" | "singleton_class" => {
             let label = Some(match &name {
                 Some(n) => format!("class {n}"),
