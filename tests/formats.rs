@@ -913,3 +913,27 @@ fn ruby_sources_chunk_with_classes_and_methods_as_sections() {
         .expect("a section of Response#finish");
     assert_eq!(finish["heading_path"][1], "class Response", "{finish}");
 }
+
+/// Symfony Console 5.4's PHP sources (Debian's `php-symfony-console`), chunked without
+/// embedding: every file converts, and a class's methods are sections under it.
+#[test]
+fn php_sources_chunk_with_classes_and_methods_as_sections() {
+    let console =
+        debian_package("php-symfony-console").join("usr/share/php/Symfony/Component/Console");
+    let chunks = chunks_of_sources(&console, "php", "php");
+    let files: std::collections::BTreeSet<&str> =
+        chunks.iter().map(|c| c["path"].as_str().unwrap()).collect();
+    assert!(files.len() >= 80, "{} .php files", files.len());
+    let run = chunks
+        .iter()
+        .find(|c| {
+            c["path"]
+                .as_str()
+                .unwrap()
+                .ends_with("Console/Application.php")
+                && c["heading_path"].as_array().unwrap().len() == 3
+                && c["heading_path"][2] == "function doRun"
+        })
+        .expect("a section of Application::doRun");
+    assert_eq!(run["heading_path"][1], "class Application", "{run}");
+}

@@ -14,6 +14,7 @@ mod java;
 mod js;
 mod outline;
 pub(crate) mod parse_memory;
+mod php;
 mod python;
 mod render;
 mod ruby;
@@ -83,6 +84,7 @@ pub(crate) fn convert(lang: Language, bytes: &[u8]) -> Result<Converted, FormatE
         Language::C | Language::Cpp => cx.transparent = c_family::is_transparent,
         Language::CSharp => cx.transparent = csharp::is_transparent,
         Language::Ruby => cx.transparent = ruby::is_transparent,
+        Language::Php => cx.transparent = php::is_transparent,
         _ => {}
     }
     let tree = parse(lang, &src[base..])?;
@@ -104,6 +106,7 @@ pub(crate) fn convert(lang: Language, bytes: &[u8]) -> Result<Converted, FormatE
         Language::C | Language::Cpp => c_family::classify,
         Language::CSharp => csharp::classify,
         Language::Ruby => ruby::classify,
+        Language::Php => php::classify,
     };
     let mut items = outline::arrange(&cx, raw_items(&cx, root, 0, classify), 0..cx.line_count());
     if lang == Language::Go {
@@ -162,6 +165,8 @@ fn parse_within(
         Language::Cpp => vec![tree_sitter_cpp::LANGUAGE.into()],
         Language::CSharp => vec![tree_sitter_c_sharp::LANGUAGE.into()],
         Language::Ruby => vec![tree_sitter_ruby::LANGUAGE.into()],
+        // PHP files open in HTML mode (`<?php` switches to code), which this grammar reads.
+        Language::Php => vec![tree_sitter_php::LANGUAGE_PHP.into()],
     };
     let memory = ParseMemory::watch(budget);
     let mut best: Option<Tree> = None;

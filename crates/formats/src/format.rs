@@ -46,6 +46,8 @@ pub enum Language {
     CSharp,
     /// Ruby (`.rb`).
     Ruby,
+    /// PHP (`.php`).
+    Php,
 }
 
 /// A configuration file syntax.
@@ -90,6 +92,7 @@ const BY_EXTENSION: &[(&str, Format)] = &[
     ("hxx", Format::Code(Language::Cpp)),
     ("cs", Format::Code(Language::CSharp)),
     ("rb", Format::Code(Language::Ruby)),
+    ("php", Format::Code(Language::Php)),
     ("yaml", Format::Config(ConfigKind::Yaml)),
     ("yml", Format::Config(ConfigKind::Yaml)),
     ("json", Format::Config(ConfigKind::Json)),
@@ -99,7 +102,7 @@ const BY_EXTENSION: &[(&str, Format)] = &[
 const EXTENSIONS: &[&str] = &[
     "html", "htm", "pdf", "docx", "rst", "adoc", "asciidoc", "ipynb", "rs", "py", "js", "mjs",
     "cjs", "jsx", "ts", "tsx", "go", "java", "c", "h", "cc", "cpp", "cxx", "hpp", "hh", "hxx",
-    "cs", "rb", "yaml", "yml", "json", "toml",
+    "cs", "rb", "php", "yaml", "yml", "json", "toml",
 ];
 
 /// The extension of the file `path` names: None for a dot file such as `.json`.
@@ -111,7 +114,7 @@ fn extension(path: &str) -> Option<&str> {
 
 impl Format {
     /// By file extension (case-insensitive): html/htm, pdf, docx, rst, adoc/asciidoc, ipynb, rs, py, js/mjs/cjs/jsx,
-    /// ts/tsx, go, java, c/h, cc/cpp/cxx/hpp/hh/hxx, cs, rb, yaml/yml, json, toml.
+    /// ts/tsx, go, java, c/h, cc/cpp/cxx/hpp/hh/hxx, cs, rb, php, yaml/yml, json, toml.
     /// Markdown and plain text are NOT formats of this crate (the chunker reads them directly):
     /// None.
     pub fn from_path(path: &str) -> Option<Format> {
@@ -176,6 +179,7 @@ impl Language {
             Language::Cpp => "cpp",
             Language::CSharp => "csharp",
             Language::Ruby => "ruby",
+            Language::Php => "php",
         }
     }
 }

@@ -315,6 +315,35 @@ fn ruby_methods_of_a_class_inside_a_module() {
 }
 
 #[test]
+fn php_methods_of_a_class_in_a_namespace_block() {
+    let src = format!(
+        "<?php\n\nnamespace App\\Billing {{\n\nuse App\\Money;\n\n/** An invoice. */\nfinal class Invoice\n{{\n    \
+         private array $lines = [];\n\n    /** Sums a lot. */\n    public function total(): int\n    {{\n        $sum = 0;\n{}        \
+         return $sum;\n    }}\n}}\n\n}}\n",
+        filler(
+            "        ",
+            "$sum += $this->lines[N]->amount; // the Nth line",
+            30
+        )
+    );
+    let doc = convert_path("src/Billing/Invoice.php", src.as_bytes());
+    assert!(doc.warnings.is_empty(), "{:?}", doc.warnings);
+    assert_eq!(doc.metadata["language"], "php");
+    assert_eq!(
+        path_at(&doc.markdown, "$sum = 0;"),
+        ["class Invoice", "function total"]
+    );
+    let (_, source) = block_with(&doc, "$sum = 0;");
+    assert!(src[source].starts_with("    /** Sums a lot. */\n    public function total()"));
+    assert!(
+        doc.markdown.contains("Context: An invoice."),
+        "{}",
+        doc.markdown
+    );
+    assert_every_line_in_order(&src, &doc);
+}
+
+#[test]
 fn empty_bom_and_crlf_sources() {
     for lang in [
         Language::Rust,
@@ -327,6 +356,7 @@ fn empty_bom_and_crlf_sources() {
         Language::Cpp,
         Language::CSharp,
         Language::Ruby,
+        Language::Php,
     ] {
         let doc = convert(Format::Code(lang), b"").expect("empty converts");
         assert!(doc.markdown.is_empty() && doc.spans.is_empty());
