@@ -842,21 +842,12 @@ fn java_c_and_cpp_sources_index_with_types_and_functions_as_sections() {
     );
 }
 
-/// Every chunk of the files with extension `ext` under `dir`, from `rag-index chunks` (no
-/// embedding), checking that each file has chunks, all of `language`.
-fn chunks_of_sources(dir: &Path, ext: &str, language: &str) -> Vec<Value> {
-    let mut files = Vec::new();
-    let mut pending = vec![dir.to_path_buf()];
-    while let Some(dir) = pending.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                pending.push(path);
-            } else if path.extension().is_some_and(|x| x == ext) {
-                files.push(path);
-            }
-        }
-    }
+/// Every chunk of the files with extension `ext` under `dir` (at least `at_least` of them),
+/// from `rag-index chunks` (no embedding), checking that each file has chunks, all of
+/// `language`.
+fn chunks_of_sources(dir: &Path, ext: &str, language: &str, at_least: usize) -> Vec<Value> {
+    let files = files_with_extension(dir, ext);
+    assert!(files.len() >= at_least, "{} .{ext} files", files.len());
     let mut args = vec!["chunks".to_string(), "--json".to_string()];
     args.extend(files.iter().map(|f| f.to_str().unwrap().to_string()));
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
@@ -868,27 +859,27 @@ fn chunks_of_sources(dir: &Path, ext: &str, language: &str) -> Vec<Value> {
     chunks
 }
 
+/// Asserts that a chunk of the file ending in `path_end` is the section of `member` under
+/// `type_heading`: `path > type_heading > member`.
+fn assert_member_section(chunks: &[Value], path_end: &str, type_heading: &str, member: &str) {
+    let section = chunks
+        .iter()
+        .find(|c| {
+            c["path"].as_str().unwrap().ends_with(path_end)
+                && c["heading_path"].as_array().unwrap().len() == 3
+                && c["heading_path"][2] == member
+        })
+        .unwrap_or_else(|| panic!("no section of {member} in {path_end}"));
+    assert_eq!(section["heading_path"][1], type_heading, "{section}");
+}
+
 /// pythonnet 3.0.5's C# runtime (its PyPI sdist), chunked without embedding: every file
 /// converts, and a big class's methods are sections under it.
 #[test]
 fn csharp_sources_chunk_with_classes_and_members_as_sections() {
     let runtime = pypi_sdist("pythonnet", "3.0.5").join("src/runtime");
-    let chunks = chunks_of_sources(&runtime, "cs", "csharp");
-    let files: std::collections::BTreeSet<&str> =
-        chunks.iter().map(|c| c["path"].as_str().unwrap()).collect();
-    assert!(files.len() >= 100, "{} .cs files", files.len());
-    let initialize = chunks
-        .iter()
-        .find(|c| {
-            c["path"].as_str().unwrap().ends_with("Runtime.cs")
-                && c["heading_path"].as_array().unwrap().len() == 3
-                && c["heading_path"][2] == "Initialize()"
-        })
-        .expect("a section of Runtime.Initialize");
-    assert_eq!(
-        initialize["heading_path"][1], "class Runtime",
-        "{initialize}"
-    );
+    let chunks = chunks_of_sources(&runtime, "cs", "csharp", 100);
+    assert_member_section(&chunks, "Runtime.cs", "class Runtime", "Initialize()");
 }
 
 /// Rack 2.2's Ruby sources (Debian's `ruby-rack`), chunked without embedding: every file
@@ -896,22 +887,13 @@ fn csharp_sources_chunk_with_classes_and_members_as_sections() {
 #[test]
 fn ruby_sources_chunk_with_classes_and_methods_as_sections() {
     let lib = debian_package("ruby-rack").join("usr/share/rubygems-integration/all/gems");
-    let chunks = chunks_of_sources(&lib, "rb", "ruby");
-    let files: std::collections::BTreeSet<&str> =
-        chunks.iter().map(|c| c["path"].as_str().unwrap()).collect();
-    assert!(files.len() >= 50, "{} .rb files", files.len());
-    let finish = chunks
-        .iter()
-        .find(|c| {
-            c["path"]
-                .as_str()
-                .unwrap()
-                .ends_with("lib/rack/response.rb")
-                && c["heading_path"].as_array().unwrap().len() == 3
-                && c["heading_path"][2] == "def finish"
-        })
-        .expect("a section of Response#finish");
-    assert_eq!(finish["heading_path"][1], "class Response", "{finish}");
+    let chunks = chunks_of_sources(&lib, "rb", "ruby", 50);
+    assert_member_section(
+        &chunks,
+        "lib/rack/response.rb",
+        "class Response",
+        "def finish",
+    );
 }
 
 /// Symfony Console 5.4's PHP sources (Debian's `php-symfony-console`), chunked without
@@ -920,20 +902,11 @@ fn ruby_sources_chunk_with_classes_and_methods_as_sections() {
 fn php_sources_chunk_with_classes_and_methods_as_sections() {
     let console =
         debian_package("php-symfony-console").join("usr/share/php/Symfony/Component/Console");
-    let chunks = chunks_of_sources(&console, "php", "php");
-    let files: std::collections::BTreeSet<&str> =
-        chunks.iter().map(|c| c["path"].as_str().unwrap()).collect();
-    assert!(files.len() >= 80, "{} .php files", files.len());
-    let run = chunks
-        .iter()
-        .find(|c| {
-            c["path"]
-                .as_str()
-                .unwrap()
-                .ends_with("Console/Application.php")
-                && c["heading_path"].as_array().unwrap().len() == 3
-                && c["heading_path"][2] == "function doRun"
-        })
-        .expect("a section of Application::doRun");
-    assert_eq!(run["heading_path"][1], "class Application", "{run}");
+    let chunks = chunks_of_sources(&console, "php", "php", 80);
+    assert_member_section(
+        &chunks,
+        "Console/Application.php",
+        "class Application",
+        "function doRun",
+    );
 }

@@ -335,20 +335,27 @@ pub fn debian_package(name: &str) -> PathBuf {
     root
 }
 
+/// The files under `dir` (recursively) with the extension `ext`, sorted.
+pub fn files_with_extension(dir: &Path, ext: &str) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                pending.push(path);
+            } else if path.extension().is_some_and(|x| x == ext) {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
 /// How many files under `dir` (recursively) have the extension `ext`.
 pub fn count_files(dir: &Path, ext: &str) -> usize {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .flatten()
-        .map(|e| {
-            let path = e.path();
-            if path.is_dir() {
-                count_files(&path, ext)
-            } else {
-                usize::from(path.extension().is_some_and(|x| x == ext))
-            }
-        })
-        .sum()
+    files_with_extension(dir, ext).len()
 }
 
 /// The best hit of `rag-index query QUESTION --index INDEX --json -k 3`.

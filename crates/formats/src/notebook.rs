@@ -396,10 +396,6 @@ impl MultiLine {
         Ok(out)
     }
 
-    pub(crate) fn joined(self) -> String {
-        self.text
-    }
-
     /// The file range from the first line to the last.
     fn whole_source(&self) -> Option<Range<usize>> {
         let mut sources = self.pieces.iter().filter_map(|(_, s)| s.clone());

@@ -177,8 +177,7 @@ fn text_of(
     raw: &RawValue,
     shown: fn(String, Option<Range<usize>>) -> Shown,
 ) -> Option<Shown> {
-    let lines = MultiLine::read(src, raw).ok()?;
-    let text = lines.joined();
+    let text = MultiLine::read(src, raw).ok()?.text;
     (!text.trim().is_empty()).then(|| shown(text, range_in(src, raw.get())))
 }
 
