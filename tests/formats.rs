@@ -840,6 +840,29 @@ fn java_c_and_cpp_sources_index_with_types_and_functions_as_sections() {
                 .any(|h| h.as_str().unwrap().starts_with("JPJavaFrame::"))),
         "no JPJavaFrame:: section"
     );
+    // Where the C++ grammar cannot pair braces (`extern "C" {` opened under `#ifdef
+    // __cplusplus` among other conditionals), it wraps the rest of the file in an error; the
+    // functions it read inside are still sections, not one run of "module items".
+    let module: Vec<&Value> = chunks
+        .iter()
+        .filter(|c| c["path"] == "python/pyjp_module.cpp")
+        .collect();
+    let sections: std::collections::BTreeSet<&str> = module
+        .iter()
+        .filter_map(|c| c["heading_path"].as_array().unwrap().last()?.as_str())
+        .collect();
+    for function in ["PyJP_GetAttrDescriptor()", "PyJPModule_startup()"] {
+        assert!(sections.contains(function), "{function}: {sections:?}");
+    }
+    let unnamed = module
+        .iter()
+        .filter(|c| c["heading_path"].as_array().unwrap().last().unwrap() == "module items")
+        .count();
+    assert!(
+        unnamed * 10 <= module.len(),
+        "{unnamed} of {}",
+        module.len()
+    );
 }
 
 /// Every chunk of the files with extension `ext` under `dir` (at least `at_least` of them),

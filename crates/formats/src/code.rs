@@ -169,7 +169,7 @@ fn parse_within(
         Language::Php => vec![tree_sitter_php::LANGUAGE_PHP.into()],
     };
     let memory = ParseMemory::watch(budget);
-    let mut best: Option<Tree> = None;
+    let mut best: Option<(Tree, usize)> = None;
     for grammar in &grammars {
         let mut parser = Parser::new();
         parser
@@ -208,11 +208,13 @@ fn parse_within(
             }
             continue;
         };
-        let clean = !tree.root_node().has_error();
-        if best.is_none() || clean {
-            best = Some(tree);
+        // Of several grammars, the one that leaves the fewest bytes unread wins (a C++ header
+        // has errors as C wherever it uses templates, and maybe a few as C++ too).
+        let unread = unread_bytes(tree.root_node());
+        if best.as_ref().is_none_or(|(_, least)| unread < *least) {
+            best = Some((tree, unread));
         }
-        if clean {
+        if unread == 0 {
             break;
         }
     }
@@ -222,10 +224,11 @@ fn parse_within(
         text.len(),
         used.peak
     );
-    best.ok_or_else(|| FormatError::Invalid {
-        format: lang.name(),
-        reason: "tree-sitter returned no tree".into(),
-    })
+    best.map(|(tree, _)| tree)
+        .ok_or_else(|| FormatError::Invalid {
+            format: lang.name(),
+            reason: "tree-sitter returned no tree".into(),
+        })
 }
 
 fn runaway(budget: u64) -> FormatError {
@@ -233,6 +236,28 @@ fn runaway(budget: u64) -> FormatError {
         what: "tree-sitter's memory for this parse in bytes (error recovery on text far from \
                valid code)",
         limit: budget,
+    }
+}
+
+/// Bytes under ERROR nodes, plus one per missing node: how much of the text the grammar did
+/// not read. Walks only the subtrees that hold an error, without recursion.
+fn unread_bytes(root: Node<'_>) -> usize {
+    let mut unread = 0;
+    let mut cursor = root.walk();
+    loop {
+        let node = cursor.node();
+        if node.is_error() {
+            unread += node.byte_range().len().max(1);
+        } else if node.is_missing() {
+            unread += 1;
+        } else if node.has_error() && cursor.goto_first_child() {
+            continue;
+        }
+        while !cursor.goto_next_sibling() {
+            if !cursor.goto_parent() {
+                return unread;
+            }
+        }
     }
 }
 
@@ -272,7 +297,10 @@ fn item_nodes<'t>(cx: &Cx<'_>, node: Node<'t>) -> Vec<Node<'t>> {
     fn expand<'t>(cx: &Cx<'_>, node: Node<'t>, level: usize, out: &mut Vec<Node<'t>>) {
         let mut cursor = node.walk();
         for child in node.named_children(&mut cursor) {
-            if level < MAX_TRANSPARENT && (cx.transparent)(child.kind()) {
+            // An ERROR node is tree-sitter's recovery from code it could not fit (a brace opened
+            // under `#ifdef __cplusplus`, an unknown macro): the items it recognised inside
+            // still get their sections, instead of the rest of the file becoming one blob.
+            if level < MAX_TRANSPARENT && (child.is_error() || (cx.transparent)(child.kind())) {
                 expand(cx, child, level + 1, out);
             } else {
                 out.push(child);

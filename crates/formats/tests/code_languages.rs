@@ -270,6 +270,26 @@ fn cpp_members_of_a_class_in_a_namespace_and_a_header_read_as_cpp() {
 }
 
 #[test]
+fn a_header_neither_grammar_reads_cleanly_is_read_by_the_one_that_reads_more() {
+    // A C++ header C cannot read (a template class) with one construct the C++ grammar does
+    // not know either: the C++ tree, which leaves far fewer bytes unread, gives the outline.
+    let src = format!(
+        "#ifndef ACCESSOR_H\n#define ACCESSOR_H\n\ntemplate <typename array_t>\nclass Accessor\n{{\n\
+         \tusing release_fn = void (Frame::*)(array_t, jint);\n\npublic:\n\
+         \tint total(int k)\n\t{{\n\t\tint t = 0;\n{}\t\treturn t;\n\t}}\n}};\n\n#endif\n",
+        filler("\t\t", "t += k * N; // add step N", 30)
+    );
+    let doc = convert_path("accessor.h", src.as_bytes());
+    assert_eq!(
+        path_at(&doc.markdown, "t += k * 3;"),
+        ["class Accessor", "total()"],
+        "{}",
+        doc.markdown
+    );
+    assert_every_line_in_order(&src, &doc);
+}
+
+#[test]
 fn csharp_members_of_a_class_in_a_file_scoped_namespace() {
     let src = format!(
         "using System;\n\nnamespace Geo.Shapes;\n\n/// <summary>A polygon.</summary>\npublic sealed class Polygon\n{{\n    \
