@@ -183,10 +183,7 @@ impl<'a> Directive<'a> {
         let mut k = 0;
         while k < block.len() && !block[k].is_blank() {
             let t = block[k].text.as_ref();
-            let option = t
-                .strip_prefix(':')
-                .and_then(|r| r.find(':').map(|c| (&r[..c], r[c + 1..].trim())))
-                .filter(|(n, _)| !n.is_empty() && !n.contains([' ', '`']) && head.is_empty());
+            let option = option_marker(t).filter(|_| head.is_empty());
             match option {
                 Some((n, v)) => {
                     let mut value = v.to_string();
@@ -252,6 +249,34 @@ impl<'a> Directive<'a> {
         }
         collapse(&arg)
     }
+}
+
+/// `(name, value)` when `line` is a directive option: `:name:` then whitespace or the line's
+/// end, as docutils reads a field marker. A line that opens with a role (`:setting:`FEEDS` is
+/// now ignored.`, `:class:`Foo`, which …`) is text: its colon is followed by a backtick.
+fn option_marker(line: &str) -> Option<(&str, &str)> {
+    let rest = line.strip_prefix(':')?;
+    let mut chars = rest.char_indices().peekable();
+    while let Some((at, c)) = chars.next() {
+        match c {
+            ' ' | '`' => return None,
+            '\\' => {
+                chars.next();
+            }
+            ':' => {
+                let name = &rest[..at];
+                return match chars.peek() {
+                    None => Some((name, "")),
+                    Some((_, next)) if next.is_whitespace() => {
+                        (!name.is_empty()).then(|| (name, rest[at + 1..].trim()))
+                    }
+                    _ => None,
+                };
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 /// The name as written and what follows its `::`, when `line` opens a directive: `.. name::`

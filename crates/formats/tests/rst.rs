@@ -207,4 +207,23 @@ fn a_version_note_reads_as_sphinx_words_it() {
         markdown(".. versionadded:: 2.0\n"),
         "Added in version 2.0.\n"
     );
+    // The note may start on the next line, even with a role: it is text, not an option.
+    assert_eq!(
+        markdown(".. versionchanged:: 2.18.0\n   :setting:`FEEDS` is now ignored.\n"),
+        "Changed in version 2.18.0: FEEDS is now ignored.\n"
+    );
+}
+
+#[test]
+fn a_directive_line_opening_with_a_role_is_text_and_options_are_still_options() {
+    let md = markdown(
+        ".. caution:: Cookies set in the header are not handled by\n    \
+         :class:`~scrapy.CookiesMiddleware`, which\n    drops that header.\n\n\
+         .. note::\n   :class: tip\n   :name: the-note\n\n   Noted.\n",
+    );
+    assert_eq!(
+        md,
+        "::: caution\nCookies set in the header are not handled by CookiesMiddleware, which \
+         drops that header.\n:::\n\n::: note\nNoted.\n:::\n"
+    );
 }
