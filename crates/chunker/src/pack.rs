@@ -602,6 +602,28 @@ impl<'c, 'a> Packer<'c, 'a> {
                 return;
             }
         }
+        // A list too big to sit with its long intro, that fits a chunk of its own under the
+        // intro's last sentence, starts that chunk whole: no first items left behind with the
+        // intro, away from the rest ("step 4 without steps 1-3").
+        if block.kind == Kind::List
+            && let Some(last) = self.pending.last().filter(|a| a.intro)
+            && let Some((text, _)) = self.intro_text(last.piece.range.clone(), max)
+        {
+            let prefix = format!("{text}\n\n");
+            let prefix_tokens = ctx.str_tokens(&prefix);
+            let fresh_max = self.nested.map_or(self.max, |b| b.max);
+            if prefix_tokens < last.piece.tokens && prefix_tokens + p.tokens <= fresh_max {
+                self.flush();
+                let mut piece = p;
+                piece.add_prefix(&prefix, prefix_tokens);
+                self.push(PendingItem {
+                    piece,
+                    heading: false,
+                    intro: false,
+                });
+                return;
+            }
+        }
         // Oversized, or too big to sit with its lead (which must not be a chunk alone): split.
         // A small accumulation stays to take the first piece.
         if !self.lead_only() && self.pending_tokens() > target / 2 {

@@ -219,6 +219,51 @@ fn oversized_list_repeats_its_intro() {
 }
 
 #[test]
+fn a_list_that_fits_a_chunk_is_not_split_from_its_long_intro() {
+    // Intro and list do not fit one chunk together; the list fits one alone. It is kept whole
+    // under the intro's last sentence instead of leaving its first item behind with the intro.
+    let context: Vec<String> = (0..16)
+        .map(|i| format!("Sentence {i} explains when schema errors are detected by the engine."))
+        .collect();
+    let src = format!(
+        "## Errors\n\n{} Foreign key errors are reported if:\n\n\
+         - The parent table does not exist, or\n\
+         - The parent key columns named in the constraint do not exist, or\n\
+         - The parent key columns are not the primary key and have no unique index, or\n\
+         - The child names no parent columns and the column counts do not match.\n",
+        context.join(" ")
+    );
+    let doc = chunk("e.md", &src);
+    assert_cap(&doc, 256);
+    let items = [
+        "parent table does not exist",
+        "columns named in the constraint",
+        "have no unique index",
+        "column counts do not match",
+    ];
+    let with_items: Vec<&str> = doc
+        .chunks
+        .iter()
+        .filter(|c| items.iter().any(|i| c.text.contains(i)))
+        .map(|c| c.text.as_str())
+        .collect();
+    assert_eq!(with_items.len(), 1, "{with_items:#?}");
+    assert!(items.iter().all(|i| with_items[0].contains(i)));
+    assert!(
+        with_items[0].contains("\n\nForeign key errors are reported if:\n\n- The parent table"),
+        "{}",
+        with_items[0]
+    );
+    // The intro paragraph itself is whole in the chunk before.
+    assert!(
+        doc.chunks
+            .iter()
+            .any(|c| c.text.contains("Sentence 0 explains")
+                && c.text.contains("Sentence 15 explains"))
+    );
+}
+
+#[test]
 fn a_heading_and_its_sentence_lead_the_first_piece_of_an_oversized_block() {
     // The block's first run of lines (up to its first blank line) fits a piece but not the room
     // beside the heading and sentence: it is cut to that room rather than leaving them a chunk
@@ -259,6 +304,61 @@ fn atomic_blocks_that_fit_are_never_split() {
     let doc = chunk("s.md", src);
     assert_eq!(doc.chunks.len(), 1);
     assert!(doc.chunks[0].text.ends_with("- x\n- y"));
+}
+
+#[test]
+fn a_row_over_the_cap_splits_between_sentences_and_every_piece_names_its_row() {
+    let rules: Vec<String> = (0..40)
+        .map(|i| format!("Rule {i} says how a text value turns into an integer here."))
+        .collect();
+    let src = format!(
+        "# Casts\n\n| Affinity | Conversion |\n|---|---|\n| REAL | Reals round toward zero. |\n\
+         | INTEGER | {} |\n| TEXT | Text stays text. |\n",
+        rules.join(" ")
+    );
+    let chunker = common::chunker();
+    for (doc, header, lead) in [
+        (
+            chunker.chunk("casts.md", &src).unwrap(),
+            "| Affinity | Conversion |\n|---|---|\n",
+            "| INTEGER | ",
+        ),
+        // Converted from a page: cells joined by tabs, in the split row's pieces too.
+        (
+            chunker.chunk_rendered("casts.html", &src, None).unwrap(),
+            "Affinity\tConversion\n",
+            "INTEGER\t",
+        ),
+    ] {
+        assert_cap(&doc, 256);
+        let pieces: Vec<&str> = doc
+            .chunks
+            .iter()
+            .filter(|c| !c.metadata.contains_key("record") && c.text.contains("Rule "))
+            .map(|c| c.text.split_once("\n\n").unwrap().1)
+            .collect();
+        assert!(pieces.len() > 1, "{pieces:?}");
+        for (k, piece) in pieces.iter().enumerate() {
+            // The first piece opens with the heading; every piece has the table's header.
+            let at = piece.find(header).unwrap_or_else(|| panic!("{piece}"));
+            let body = &piece[at + header.len()..];
+            let body = body.lines().find(|l| l.contains("Rule ")).unwrap();
+            // Each piece is whole sentences of the row, the later ones under its first cell.
+            if k > 0 {
+                let rest = body.strip_prefix(lead).unwrap_or_else(|| panic!("{body}"));
+                assert!(rest.starts_with("Rule "), "{rest}");
+            }
+            let end = body.trim_end_matches(" |");
+            assert!(end.ends_with("integer here."), "{end}");
+            if header.contains('\t') {
+                assert!(!piece.contains('|'), "{piece}");
+            }
+        }
+        // Every rule is whole in some piece.
+        for rule in &rules {
+            assert!(pieces.iter().any(|p| p.contains(rule.as_str())), "{rule}");
+        }
+    }
 }
 
 #[test]

@@ -50,21 +50,64 @@ impl PackContext<'_> {
                 segment.keys.push(key);
             }
             if segment.tokens > segment_max {
-                let keys = segment.keys.clone();
-                let mut sub = self.split_text(
-                    segment.range,
-                    Budget::flat(segment_max),
-                    Level::Words,
-                    false,
-                );
-                if let Some(first) = sub.first_mut() {
-                    first.keys = keys;
-                }
-                segments.extend(sub);
+                segments.extend(self.split_row(segment, rows[k].clone(), segment_max));
             } else {
                 segments.push(segment);
             }
         }
         self.merge_segments(segments, budget, (&header, header_tokens), ("", 0))
     }
+
+    /// Pieces of one row too big for a chunk (`segment`, the row `row` with what the table's
+    /// range adds around it): cut between sentences, each piece after the first repeating the
+    /// previous one's last sentence and starting with the row's first cell, so that it still
+    /// says which row it belongs to (`INTEGER` then the rest of that cell's text).
+    fn split_row(&self, segment: Piece, row: Range<usize>, max: usize) -> Vec<Piece> {
+        let first_cell = first_cell_end(&self.source[row.clone()])
+            .filter(|_| !segment.keys.is_empty())
+            .map(|end| {
+                let lead = self.tokens.render(row.start..row.start + end);
+                let tokens = self.str_tokens(&lead);
+                (lead, tokens)
+            })
+            .filter(|(_, tokens)| *tokens * 8 <= max);
+        let lead_tokens = first_cell.as_ref().map_or(0, |(_, t)| *t);
+        let mut pieces = self.split_text(
+            segment.range,
+            Budget::flat(max - lead_tokens),
+            Level::Sentences,
+            true,
+        );
+        if let Some(first) = pieces.first_mut() {
+            first.keys = segment.keys;
+        }
+        if let Some((lead, tokens)) = &first_cell {
+            for p in pieces.iter_mut().skip(1) {
+                p.add_prefix(lead, *tokens);
+            }
+        }
+        pieces
+    }
+}
+
+/// Where the first cell of the trimmed-or-not row `line` ends, with the separator after it
+/// (`| INTEGER | text |` to just before `text`), or None when it has no second cell.
+fn first_cell_end(line: &str) -> Option<usize> {
+    let indent = line.len() - line.trim_start().len();
+    let body = &line[indent..];
+    let open = usize::from(body.starts_with('|'));
+    let bytes = body.as_bytes();
+    let mut i = open;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\\' => i += 2,
+            b'|' => {
+                let rest = &body[i + 1..];
+                let blanks = rest.len() - rest.trim_start().len();
+                return (!rest.trim().is_empty()).then_some(indent + i + 1 + blanks);
+            }
+            _ => i += 1,
+        }
+    }
+    None
 }
