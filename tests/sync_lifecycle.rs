@@ -266,3 +266,31 @@ fn a_link_turned_to_another_version_with_the_same_size_and_mtime_is_followed() {
     assert_eq!(report["files"]["modified"], 1, "{report}");
     assert!(current_text(&index).contains(&next[at - 20..=at]));
 }
+
+/// A sync that commits its vectors in many batches leaves its store compacted: redb reuses
+/// freed pages but never shrinks its file, which after such a sync held as much freed space as
+/// data. Compacting a copy of the file again gives back next to nothing.
+#[test]
+fn a_sync_of_many_vector_batches_leaves_its_store_compacted() {
+    let work = tempfile::tempdir().unwrap();
+    let docs = work.path().join("docs");
+    copy_corpus_files(&docs, SUBSET);
+    let index_dir = work.path().join("index");
+    let config = rag_index_core::IndexConfig::builder()
+        .embed_commit_every(4)
+        .build()
+        .unwrap();
+    let index = rag_index_core::RagIndex::open(&index_dir, embedder(), config).unwrap();
+    let report = sync_in_process(&index, &docs);
+    assert!(report.chunks.embedded >= 40, "{report:?}");
+    drop(index);
+
+    let copy = work.path().join("copy.redb");
+    std::fs::copy(index_dir.join("index.redb"), &copy).unwrap();
+    let synced = std::fs::metadata(&copy).unwrap().len();
+    let store = rag_store::Store::open_writer(&copy).unwrap();
+    store.compact().unwrap();
+    drop(store);
+    let again = std::fs::metadata(&copy).unwrap().len();
+    assert!(again * 20 >= synced * 19, "{synced} -> {again} bytes");
+}

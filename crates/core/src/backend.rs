@@ -140,6 +140,20 @@ impl RagIndex {
         }
     }
 
+    /// Gives the store's file back the space earlier commits freed, when no transaction is in
+    /// progress here or in another process. Best effort: the sync's result stands either way.
+    pub(crate) fn compact_store(&self) {
+        let Backend::Embedded(store) = &self.backend else {
+            return;
+        };
+        let started = std::time::Instant::now();
+        match store.compact() {
+            Ok(true) => log::info!("store compacted in {:?}", started.elapsed()),
+            Ok(false) => log::debug!("store not compacted: in use, or nothing to give back"),
+            Err(e) => log::warn!("store not compacted: {e}"),
+        }
+    }
+
     /// Saves one batch of vectors, committed on its own (a cache, not visible state).
     pub(crate) fn save_vectors(&self, batch: &[(String, Vec<f32>)]) -> Result<()> {
         match &self.backend {

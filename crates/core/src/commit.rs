@@ -28,6 +28,8 @@ pub(crate) struct CommitContext<'a> {
     /// Live chunks of the committed state the plan was made against.
     pub live: usize,
     pub cancel: &'a AtomicBool,
+    /// Compact the store after the commit (the sync committed many batches of vectors).
+    pub compact: bool,
 }
 
 impl RagIndex {
@@ -232,7 +234,10 @@ impl RagIndex {
             .filter(|_| !plan.reindex && cx.graph_current);
         let vectors = self.updated_graph(&write, previous, &deleted_points, &inserted, total)?;
         log::debug!("commit: graph updated at {:?}", phase.elapsed());
-        self.commit_with_graph(write, meta, vectors, cx.cancel)?;
+        // The state before this commit is read no more; its snapshot would keep a compaction
+        // from running.
+        drop(snapshot);
+        self.commit_with_graph(write, meta, vectors, cx.cancel, cx.compact)?;
         log::debug!("commit: graph saved and committed at {:?}", phase.elapsed());
         Ok((deleted, total))
     }
@@ -330,14 +335,16 @@ impl RagIndex {
     }
 
     /// Saves `vectors` as the graph of `meta.generation`, commits `write` pointing at it (unless
-    /// `cancel` was set meanwhile: then nothing is committed), removes older graph directories
-    /// and makes the new state the one searches see.
+    /// `cancel` was set meanwhile: then nothing is committed), removes older graph directories,
+    /// compacts the store when `compact` and no search of this process holds a snapshot, and
+    /// makes the new state the one searches see.
     pub(crate) fn commit_with_graph(
         &self,
         mut write: WriteBatch,
         mut meta: IndexMeta,
         mut vectors: VectorIndex,
         cancel: &AtomicBool,
+        compact: bool,
     ) -> Result<()> {
         let graph_dir = index_dir::new_graph_dir_name(meta.generation);
         let graph_path = self.dir.join(&graph_dir);
@@ -361,6 +368,10 @@ impl RagIndex {
             .collect();
         index_dir::remove_unreferenced_graphs(&self.dir, &keep);
         let previous = self.searcher.read().expect("searcher lock").clone();
+        // Before the new state's searcher takes its snapshot, which compaction would wait out.
+        if compact && previous.is_none() {
+            self.compact_store();
+        }
         // A process that searches (watch, serve) reads the new state's vectors now, in the
         // writer, rather than in its next query; one that only syncs never needs them.
         if previous.is_some()

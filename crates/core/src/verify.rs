@@ -277,7 +277,7 @@ impl RagIndex {
         // Before the store commit, as in a sync: a crash in between leaves it a generation ahead,
         // which the next sync rebuilds.
         self.rebuild_lexical(&live, meta.generation)?;
-        self.commit_with_graph(write, meta, vectors, &AtomicBool::new(false))?;
+        self.commit_with_graph(write, meta, vectors, &AtomicBool::new(false), false)?;
         report
             .repaired
             .push(format!("graph rebuilt from {rebuilt} stored vectors"));

@@ -274,4 +274,32 @@ mod tests {
             assert!(outcome.is_ok(), "trial {trial} panicked");
         }
     }
+
+    #[test]
+    fn compaction_gives_back_freed_space_and_waits_for_no_snapshot() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("i.redb");
+        let store = Store::open_writer(&path).unwrap();
+        // Vectors committed in many small batches of scattered keys, as a sync caches them.
+        for batch in 0..60u32 {
+            let mut w = store.write().unwrap();
+            for k in 0..32u32 {
+                let key = format!("{:08x}", (batch * 32 + k).wrapping_mul(2_654_435_761));
+                w.put_embedding(&key, &[batch as f32; 384]).unwrap();
+            }
+            w.commit().unwrap();
+        }
+        let grown = std::fs::metadata(&path).unwrap().len();
+        // A reader's snapshot is never pulled from under it: nothing is compacted.
+        let snapshot = store.read().unwrap();
+        assert!(!store.compact().unwrap());
+        drop(snapshot);
+        assert!(store.compact().unwrap());
+        let compacted = std::fs::metadata(&path).unwrap().len();
+        assert!(compacted < grown, "{grown} -> {compacted}");
+        // Everything is still there.
+        let snapshot = store.read().unwrap();
+        let key = format!("{:08x}", (59u32 * 32 + 31).wrapping_mul(2_654_435_761));
+        assert!(snapshot.has_embedding(&key).unwrap());
+    }
 }

@@ -2,10 +2,12 @@
 //! recovery after an interrupted writer, and refusal of files that are not ours.
 
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, RwLock, RwLockReadGuard};
 use std::time::Duration;
 
-use redb::{ConcurrencyMode, Database, DatabaseError, ReadOnlyDatabase, ReadableDatabase};
+use redb::{
+    CompactionError, ConcurrencyMode, Database, DatabaseError, ReadOnlyDatabase, ReadableDatabase,
+};
 
 use crate::Result;
 use crate::batch::WriteBatch;
@@ -17,7 +19,9 @@ use crate::tables::{self, CHUNKS, EMBEDDINGS, FILES, META, POINTS};
 const RECOVERY_WAIT: Duration = Duration::from_secs(10);
 
 enum Handle {
-    Writer(Database),
+    /// Behind a lock only so that [`Store::compact`] can hold it alone: transactions are begun
+    /// under a shared hold and outlive it.
+    Writer(RwLock<Database>),
     Reader(ReadOnlyDatabase),
 }
 
@@ -66,7 +70,7 @@ impl Store {
         };
         let db = guarded(path, || open().map_err(|e| open_error(path, e)))?;
         let store = Store {
-            handle: Some(Handle::Writer(db)),
+            handle: Some(Handle::Writer(RwLock::new(db))),
             path: Arc::from(path),
         };
         store.ensure_tables(existed)?;
@@ -146,7 +150,7 @@ impl Store {
         use redb::TableHandle;
         guarded(&self.path, || {
             let txn = match self.handle() {
-                Handle::Writer(db) => db.begin_read()?,
+                Handle::Writer(db) => shared(db).begin_read()?,
                 Handle::Reader(db) => db.begin_read()?,
             };
             Ok(txn.list_tables()?.map(|t| t.name().to_string()).collect())
@@ -164,9 +168,9 @@ impl Store {
             .expect("a store's handle lives until it is dropped")
     }
 
-    fn writer(&self) -> Result<&Database> {
+    fn writer(&self) -> Result<RwLockReadGuard<'_, Database>> {
         match self.handle() {
-            Handle::Writer(db) => Ok(db),
+            Handle::Writer(db) => Ok(shared(db)),
             Handle::Reader(_) => Err(StoreError::ReadOnly {
                 path: self.path.to_path_buf(),
             }),
@@ -177,13 +181,39 @@ impl Store {
     pub fn read(&self) -> Result<Snapshot> {
         let txn = guarded(&self.path, || {
             Ok(match self.handle() {
-                Handle::Writer(db) => db.begin_read()?,
+                Handle::Writer(db) => shared(db).begin_read()?,
                 Handle::Reader(db) => db.begin_read()?,
             })
         })?;
         Ok(Snapshot {
             txn,
             path: self.path.clone(),
+        })
+    }
+
+    /// Gives the file back the space earlier commits freed: redb reuses freed pages but never
+    /// shrinks the file, so after a big sync (vectors committed in many batches of random keys)
+    /// it can hold twice what its tables use. Best effort: `Ok(false)` when nothing was
+    /// compacted, or a transaction here or in another process is in progress (a reader's query
+    /// keeps its snapshot). While it runs, other processes wait to begin a transaction. Like
+    /// any commit, an interruption leaves the last committed state for the next open to repair.
+    pub fn compact(&self) -> Result<bool> {
+        let Handle::Writer(lock) = self.handle() else {
+            return Err(StoreError::ReadOnly {
+                path: self.path.to_path_buf(),
+            });
+        };
+        let mut db = lock
+            .write()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        guarded(&self.path, || match db.compact() {
+            Ok(compacted) => Ok(compacted),
+            Err(
+                CompactionError::TransactionInProgress
+                | CompactionError::PersistentSavepointExists
+                | CompactionError::EphemeralSavepointExists,
+            ) => Ok(false),
+            Err(other) => Err(redb::Error::from(other).into()),
         })
     }
 
@@ -197,6 +227,13 @@ impl Store {
             path: self.path.clone(),
         })
     }
+}
+
+/// A shared hold on the writer's database, to begin a transaction (a poisoned lock still
+/// guards a sound database: no code panics while holding it alone but redb's compaction, and
+/// its interruption is what a crash is).
+fn shared(db: &RwLock<Database>) -> RwLockReadGuard<'_, Database> {
+    db.read().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// Looks at an existing file read-only (a writer's open rewrites the header) and refuses one
