@@ -38,7 +38,7 @@ pub enum Language {
     Go,
     /// Java (`.java`).
     Java,
-    /// C (`.c`; `.h`, read as C++ when only C++ parses it cleanly).
+    /// C (`.c`; `.h`, read by whichever of the C and C++ grammars leaves fewer bytes unread).
     C,
     /// C++ (`.cc`, `.cpp`, `.cxx`, `.hpp`, `.hh`, `.hxx`).
     Cpp,
