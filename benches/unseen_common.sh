@@ -10,6 +10,8 @@
 #   unseen_sdist PACKAGE VERSION
 #                         the PyPI source distribution of PACKAGE==VERSION unpacked under $work
 #                         (kept across --keep runs); $sdist names its folder
+#   unseen_sdist_folder PACKAGE VERSION FOLDER
+#                         unseen_sdist, then the sdist's FOLDER copied afresh to $work/docs
 #   unseen_score DOCS QUESTIONS
 #                         evidence checked against the pages, then a timed `rag-index sync` into
 #                         $work/index, its stats, and `eval --exact` in hybrid, dense and lexical
@@ -86,6 +88,12 @@ PY
         tar -xzf "$work/sdist/$1-$2.tar.gz" -C "$work/sdist/unpacked"
         mv "$work/sdist/unpacked"/*/ "$sdist"
     fi
+}
+
+unseen_sdist_folder() {
+    unseen_sdist "$1" "$2"
+    rm -rf "$work/docs"
+    cp -r "$sdist/$3" "$work/docs"
 }
 
 unseen_score() {

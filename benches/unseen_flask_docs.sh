@@ -27,9 +27,7 @@ version=3.1.3
 
 unseen_args "$@"
 unseen_workdir flask-docs
-unseen_sdist flask "$version"
-rm -rf "$work/docs"
-cp -r "$sdist/docs" "$work/docs"
+unseen_sdist_folder flask "$version" docs
 echo "corpus: $(find "$work/docs" -name '*.rst' | wc -l) .rst pages of the Flask $version docs (PyPI sdist), $(find "$work/docs" -type f | wc -l) files in all"
 page_structure .rst .md
 unseen_score "$work/docs" "$questions"

@@ -23,9 +23,7 @@ version=1.18.2
 
 unseen_args "$@"
 unseen_workdir hatch-docs
-unseen_sdist hatch "$version"
-rm -rf "$work/docs"
-cp -r "$sdist/docs" "$work/docs"
+unseen_sdist_folder hatch "$version" docs
 echo "corpus: $(find "$work/docs" -name '*.md' | wc -l) pages of the Hatch $version docs (PyPI sdist), $(find "$work/docs" -type f | wc -l) files in all"
 structure_check='
 import json, sys

@@ -25,9 +25,7 @@ version=1.7.1
 
 unseen_args "$@"
 unseen_workdir jpype-code
-unseen_sdist jpype1 "$version"
-rm -rf "$work/docs"
-cp -r "$sdist/native" "$work/docs"
+unseen_sdist_folder jpype1 "$version" native
 echo "corpus: JPype $version native sources (PyPI sdist): $(find "$work/docs" -name '*.java' | wc -l) .java," \
     "$(find "$work/docs" -name '*.cpp' | wc -l) .cpp, $(find "$work/docs" -name '*.h' | wc -l) .h," \
     "$(find "$work/docs" -type f | wc -l) files in all"

@@ -30,9 +30,7 @@ version=0.9.8
 
 unseen_args "$@"
 unseen_workdir notebook-docs
-unseen_sdist nbsphinx "$version"
-rm -rf "$work/docs"
-cp -r "$sdist/doc" "$work/docs"
+unseen_sdist_folder nbsphinx "$version" doc
 echo "corpus: $(find "$work/docs" -name '*.ipynb' | wc -l) notebooks of the nbsphinx $version docs (PyPI sdist), $(find "$work/docs" -type f | wc -l) files in all"
 page_structure .ipynb .txt .md
 unseen_score "$work/docs" "$questions"

@@ -26,9 +26,7 @@ version=2.19.0
 
 unseen_args "$@"
 unseen_workdir scrapy-docs
-unseen_sdist scrapy "$version"
-rm -rf "$work/docs"
-cp -r "$sdist/docs" "$work/docs"
+unseen_sdist_folder scrapy "$version" docs
 echo "corpus: $(find "$work/docs" -name '*.rst' | wc -l) .rst pages of the Scrapy $version docs (PyPI sdist), $(find "$work/docs" -type f | wc -l) files in all"
 page_structure .rst .md
 unseen_score "$work/docs" "$questions"

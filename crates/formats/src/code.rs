@@ -240,42 +240,46 @@ fn runaway(budget: u64) -> FormatError {
 }
 
 /// Bytes under ERROR nodes, plus one per missing node: how much of the text the grammar did
-/// not read. Walks only the subtrees that hold an error, without recursion.
+/// not read.
 fn unread_bytes(root: Node<'_>) -> usize {
     let mut unread = 0;
+    visit_errors(root, |node| {
+        unread += if node.is_error() {
+            node.byte_range().len().max(1)
+        } else {
+            1
+        };
+        ControlFlow::Continue(())
+    });
+    unread
+}
+
+/// Zero-based line of the first error or missing node.
+fn first_error_line(root: Node<'_>) -> Option<usize> {
+    let mut line = None;
+    visit_errors(root, |node| {
+        line = Some(node.start_position().row);
+        ControlFlow::Break(())
+    });
+    line
+}
+
+/// Calls `visit` on each ERROR node (not what it holds) and each missing node, in order,
+/// until it breaks. Descends only into subtrees that hold an error, without recursion.
+fn visit_errors(root: Node<'_>, mut visit: impl FnMut(Node<'_>) -> ControlFlow<()>) {
     let mut cursor = root.walk();
     loop {
         let node = cursor.node();
-        if node.is_error() {
-            unread += node.byte_range().len().max(1);
-        } else if node.is_missing() {
-            unread += 1;
+        if node.is_error() || node.is_missing() {
+            if visit(node).is_break() {
+                return;
+            }
         } else if node.has_error() && cursor.goto_first_child() {
             continue;
         }
         while !cursor.goto_next_sibling() {
             if !cursor.goto_parent() {
-                return unread;
-            }
-        }
-    }
-}
-
-/// Zero-based line of the first error or missing node, found without recursion.
-fn first_error_line(root: Node<'_>) -> Option<usize> {
-    let mut cursor = root.walk();
-    loop {
-        let node = cursor.node();
-        if node.is_error() || node.is_missing() {
-            return Some(node.start_position().row);
-        }
-        // Descend only into subtrees that contain the error.
-        if node.has_error() && cursor.goto_first_child() {
-            continue;
-        }
-        while !cursor.goto_next_sibling() {
-            if !cursor.goto_parent() {
-                return None;
+                return;
             }
         }
     }

@@ -4,7 +4,7 @@
 
 use tree_sitter::Node;
 
-use super::outline::{Cx, Item, collapse, comment, item};
+use super::outline::{Cx, Item, collapse, item, marked_comment};
 
 /// Preprocessor conditionals (an include guard wraps a whole header), `extern "C" { }` blocks
 /// and namespaces (which often wrap a whole file, nested): their declarations are items of the
@@ -27,13 +27,7 @@ pub(super) fn classify(cx: &Cx<'_>, node: Node<'_>, depth: usize) -> Item {
     let lines = cx.lines(node);
     let name = cx.field(node, "name");
     match node.kind() {
-        "comment" => {
-            let text = cx.text(node);
-            let doc = ["/**", "/*!", "///", "//!"]
-                .iter()
-                .any(|m| text.starts_with(m));
-            comment(lines, doc)
-        }
+        "comment" => marked_comment(cx, node, &["/**", "/*!", "///", "//!"]),
         "preproc_include" | "using_declaration" => item(lines, Some("includes".into())),
         "preproc_def" | "preproc_function_def" => item(lines, name.map(|n| format!("#define {n}"))),
         "function_definition" | "declaration" | "field_declaration" => {

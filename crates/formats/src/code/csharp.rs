@@ -3,7 +3,7 @@
 
 use tree_sitter::Node;
 
-use super::outline::{Cx, Item, comment, item};
+use super::outline::{Cx, Item, item, marked_comment};
 
 /// Namespaces (block or file-scoped) wrap whole files: their types are items of the file, so
 /// a class's members still get sections.
@@ -18,10 +18,7 @@ pub(super) fn classify(cx: &Cx<'_>, node: Node<'_>, depth: usize) -> Item {
     let lines = cx.lines(node);
     let name = cx.field(node, "name");
     match node.kind() {
-        "comment" => {
-            let text = cx.text(node);
-            comment(lines, text.starts_with("///") || text.starts_with("/**"))
-        }
+        "comment" => marked_comment(cx, node, &["///", "/**"]),
         "using_directive" => item(lines, Some("usings".into())),
         kind @ ("class_declaration"
         | "struct_declaration"

@@ -3,14 +3,14 @@
 
 use tree_sitter::Node;
 
-use super::outline::{Cx, Item, comment, item};
+use super::outline::{Cx, Item, item, marked_comment};
 
 pub(super) fn classify(cx: &Cx<'_>, node: Node<'_>, depth: usize) -> Item {
     let lines = cx.lines(node);
     let name = cx.field(node, "name");
     let named = |kw: &str| name.as_ref().map(|n| format!("{kw} {n}"));
     match node.kind() {
-        "line_comment" | "block_comment" => comment(lines, cx.text(node).starts_with("/**")),
+        "line_comment" | "block_comment" => marked_comment(cx, node, &["/**"]),
         "package_declaration" => {
             let package = node.named_child(0).map(|n| cx.text(n).to_string());
             item(lines, package.map(|p| format!("package {p}")))

@@ -3,18 +3,14 @@
 
 use tree_sitter::Node;
 
-use super::outline::{Cx, Item, item};
+use super::outline::{Cx, Item, item, marked_comment};
 
 pub(super) fn classify(cx: &Cx<'_>, node: Node<'_>, depth: usize) -> Item {
     let lines = cx.lines(node);
     let name = cx.field(node, "name");
     let named = |kw: &str| name.as_ref().map(|n| format!("{kw} {n}"));
     match node.kind() {
-        "comment" => Item {
-            attach: true,
-            doc_comment: cx.text(node).starts_with("/**"),
-            ..item(lines, None)
-        },
+        "comment" => marked_comment(cx, node, &["/**"]),
         "decorator" => Item {
             attach: true,
             ..item(lines, None)

@@ -162,6 +162,16 @@ pub(super) fn comment(lines: Range<usize>, doc: bool) -> Item {
     }
 }
 
+/// The comment `node` as [`comment`] makes it, documenting the item after it when its text
+/// opens with one of the language's `doc_markers` (`/**`, `///`).
+pub(super) fn marked_comment(cx: &Cx<'_>, node: Node<'_>, doc_markers: &[&str]) -> Item {
+    let text = cx.text(node);
+    comment(
+        cx.lines(node),
+        doc_markers.iter().any(|m| text.starts_with(m)),
+    )
+}
+
 /// An item of `lines` with a heading label.
 pub(super) fn item(lines: Range<usize>, label: Option<String>) -> Item {
     Item {

@@ -3,7 +3,7 @@
 
 use tree_sitter::Node;
 
-use super::outline::{Cx, Item, comment, item};
+use super::outline::{Cx, Item, item, marked_comment};
 
 /// `namespace App { ... }` wraps its declarations: they are items of the file, so a class
 /// inside still gets its method sections (`namespace App;` has no body to begin with).
@@ -15,7 +15,7 @@ pub(super) fn classify(cx: &Cx<'_>, node: Node<'_>, depth: usize) -> Item {
     let lines = cx.lines(node);
     let name = cx.field(node, "name");
     match node.kind() {
-        "comment" => comment(lines, cx.text(node).starts_with("/**")),
+        "comment" => marked_comment(cx, node, &["/**"]),
         "namespace_definition" => item(lines, name.map(|n| format!("namespace {n}"))),
         "namespace_use_declaration" => item(lines, Some("uses".into())),
         kind @ ("class_declaration"
