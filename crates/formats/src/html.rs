@@ -274,9 +274,31 @@ impl Walker<'_> {
         // Tables of contents (Texinfo, docutils, DocBook) and Texinfo's Next/Previous/Up bars
         // (`header`) are mostly links; Doxygen calls its whole page body `contents`, Javadoc
         // puts a page's `<h1>` in a `header`. Dropped only when most of the text is links.
-        if !worded_link && e.classes().any(|c| LINK_LIST_CLASSES.contains(&c)) && mostly_links(node)
+        if !worded_link
+            && e.classes().any(|c| LINK_LIST_CLASSES.contains(&c))
+            && mostly_links(node, Links::Any)
         {
             return true;
+        }
+        // A page's own table of contents, whatever the generator calls it (Node.js:
+        // `<details id="toc">`; a bare "On this page" list): an element so named, or a list,
+        // whose text is mostly links to places on this page. Indexed, it outranks the sections
+        // it lists for any question that names them, and holds none of their text.
+        let is_list = matches!(name, "ul" | "ol");
+        let toc_id = e.id().is_some_and(|id| TOC_IDS.contains(&id));
+        if (toc_id || is_list)
+            && has_links(node, Links::InPage, MIN_TOC_LINKS)
+            && mostly_links(node, Links::InPage)
+        {
+            return true;
+        }
+        // A site's menu of pages in a plain list (Node.js's sidebar): many links and next to no
+        // other text. A list that says something of each link is content.
+        if is_list && has_links(node, Links::Any, MIN_MENU_LINKS) {
+            let (linked, all) = link_letters(node, Links::Any);
+            if linked * 10 >= all * 9 {
+                return true;
+            }
         }
         // Texinfo index "Jump to:" letter bars.
         name == "table"
@@ -635,19 +657,49 @@ const BOX_CLASSES: &[&str] = &[
 /// (Doxygen's body is `contents`, Javadoc's `<h1>` sits in a `header`): judged by their links.
 const LINK_LIST_CLASSES: &[&str] = &["contents", "toc", "header"];
 
+/// Ids that name a page's table of contents (Node.js, Pandoc, kramdown, GitHub wikis).
+const TOC_IDS: &[&str] = &["toc", "TOC", "table-of-contents", "markdown-toc"];
+
+/// Links to places on the page that make a list a table of contents; fewer are a "see also".
+const MIN_TOC_LINKS: usize = 4;
+
+/// Links that make a list of nothing but links a menu of pages rather than a "see also".
+const MIN_MENU_LINKS: usize = 8;
+
 /// Letters read to judge whether an element is mostly links: enough for any table of contents,
 /// and a bound on the work, since such elements may nest (up to `MAX_DEPTH`) around a whole page.
 const LINK_SAMPLE_LETTERS: usize = 16_384;
 
-/// Whether most letters and digits below `node` (the first [`LINK_SAMPLE_LETTERS`]) are the
-/// text of links.
-fn mostly_links(node: NodeRef<'_, Node>) -> bool {
+/// Which links count when an element is judged by its links.
+#[derive(Clone, Copy)]
+enum Links {
+    Any,
+    /// Links to places on this page (`href="#…"`).
+    InPage,
+}
+
+impl Links {
+    fn counts(self, node: NodeRef<'_, Node>) -> bool {
+        match node.value() {
+            Node::Element(x) if x.name() == "a" => match self {
+                Links::Any => true,
+                Links::InPage => x
+                    .attr("href")
+                    .is_some_and(|h| h.trim_start().starts_with('#')),
+            },
+            _ => false,
+        }
+    }
+}
+
+/// Letters and digits below `node` (the first [`LINK_SAMPLE_LETTERS`]): those in links of
+/// kind `links`, and all.
+fn link_letters(node: NodeRef<'_, Node>, links: Links) -> (usize, usize) {
     let (mut linked, mut all, mut open_links) = (0usize, 0usize, 0usize);
-    let is_link = |n: NodeRef<'_, Node>| matches!(n.value(), Node::Element(x) if x.name() == "a");
     for edge in node.traverse() {
         match edge {
-            Edge::Open(n) if is_link(n) => open_links += 1,
-            Edge::Close(n) if is_link(n) => open_links -= 1,
+            Edge::Open(n) if links.counts(n) => open_links += 1,
+            Edge::Close(n) if links.counts(n) => open_links -= 1,
             Edge::Open(n) => {
                 if let Node::Text(t) = n.value() {
                     let letters = (t.chars().filter(|c| c.is_alphanumeric()))
@@ -665,7 +717,22 @@ fn mostly_links(node: NodeRef<'_, Node>) -> bool {
             Edge::Close(_) => {}
         }
     }
+    (linked, all)
+}
+
+/// Whether most letters and digits below `node` are the text of links of kind `links`.
+fn mostly_links(node: NodeRef<'_, Node>, links: Links) -> bool {
+    let (linked, all) = link_letters(node, links);
     linked * 2 > all
+}
+
+/// Whether `node` has at least `at_least` links of kind `links`.
+fn has_links(node: NodeRef<'_, Node>, links: Links, at_least: usize) -> bool {
+    node.descendants()
+        .filter(|&d| links.counts(d))
+        .take(at_least)
+        .count()
+        >= at_least
 }
 
 /// Whether any text below `node` holds a letter or a digit.
@@ -776,10 +843,45 @@ mod tests {
         let share = |html: String| {
             let doc = Html::parse_document(&html);
             let div = doc.select(&Selector::parse("div").unwrap()).next().unwrap();
-            mostly_links(*div)
+            mostly_links(*div, Links::Any)
         };
         assert!(!share(format!("<div><p>{words}</p>{links}</div>")));
         assert!(share(format!("<div>{links}<p>{words}</p></div>")));
+    }
+
+    #[test]
+    fn tables_of_contents_and_menus_of_pages_are_navigation_whatever_they_are_called() {
+        // Node.js: a sidebar menu of pages in a bare `<ul>`, the page's own table of contents in
+        // `<details id="toc">`; a bare list of links to the page's sections mid-page. A list
+        // that says something of each link, and a short "see also", are content.
+        let menu: String = (1..=8)
+            .map(|i| format!("<li><a href=p{i}.html>Module {i}</a></li>"))
+            .collect();
+        let out = md(&format!(
+            "<body><div id=column2><ul>{menu}</ul></div>\
+            <details id=toc open><summary>Table of contents</summary><ul>\
+            <li><a href=#dns>DNS</a><ul><li><a href=#lookup><code>dns.lookup()</code></a></li>\
+            <li><a href=#resolve><code>dns.resolve()</code></a></li>\
+            <li><a href=#reverse><code>dns.reverse()</code></a></li></ul></li></ul></details>\
+            <h2 id=dns>DNS</h2><p>Name resolution.</p>\
+            <ul><li><a href=#lookup>lookup</a></li><li><a href=#resolve>resolve</a></li>\
+            <li><a href=#reverse>reverse</a></li><li><a href=#servers>servers</a></li></ul>\
+            <ul><li><a href=#lookup>lookup</a> reads /etc/hosts through the system resolver</li>\
+            <li><a href=#resolve>resolve</a> always queries a DNS server on the network</li>\
+            <li><a href=#reverse>reverse</a> maps an address back to host names</li>\
+            <li><a href=#servers>servers</a> lists the servers in use</li></ul>\
+            <p>See also <a href=#lookup>lookup</a>.</p><ul><li><a href=#a>Caveats</a></li>\
+            <li><a href=#b>Examples</a></li></ul></body>"
+        ));
+        assert_eq!(
+            out,
+            "## DNS\n\nName resolution.\n\n\
+             - lookup reads /etc/hosts through the system resolver\n\n\
+             - resolve always queries a DNS server on the network\n\n\
+             - reverse maps an address back to host names\n\n\
+             - servers lists the servers in use\n\n\
+             See also lookup.\n\n- Caveats\n\n- Examples\n"
+        );
     }
 
     #[test]
