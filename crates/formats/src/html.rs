@@ -292,11 +292,17 @@ impl Walker<'_> {
         {
             return true;
         }
-        // A site's menu of pages in a plain list (Node.js's sidebar): many links and next to no
-        // other text. A list that says something of each link is content.
-        if is_list && has_links(node, Links::Any, MIN_MENU_LINKS) {
+        // A site's menu of pages (Node.js's sidebar: three bare lists in a `div`; SQLite's
+        // table of contents: nested `div`s): many links and next to no other text. A list that
+        // says something of each link is content, and so is a table whose cells are all links
+        // (SQLite's release dates, each a link to its release's changes).
+        if name != "body" && !is_table_part(name) && has_links(node, Links::Any, MIN_MENU_LINKS) {
             let (linked, all) = link_letters(node, Links::Any);
-            if linked * 10 >= all * 9 {
+            let holds_table = || {
+                node.descendants()
+                    .any(|d| matches!(d.value(), Node::Element(x) if x.name() == "table"))
+            };
+            if linked * 10 >= all * 9 && !holds_table() {
                 return true;
             }
         }
@@ -735,6 +741,13 @@ fn has_links(node: NodeRef<'_, Node>, links: Links, at_least: usize) -> bool {
         >= at_least
 }
 
+fn is_table_part(name: &str) -> bool {
+    matches!(
+        name,
+        "table" | "thead" | "tbody" | "tfoot" | "tr" | "td" | "th" | "caption"
+    )
+}
+
 /// Whether any text below `node` holds a letter or a digit.
 fn has_words(node: NodeRef<'_, Node>) -> bool {
     node.descendants().any(|d| match d.value() {
@@ -854,11 +867,20 @@ mod tests {
         // Node.js: a sidebar menu of pages in a bare `<ul>`, the page's own table of contents in
         // `<details id="toc">`; a bare list of links to the page's sections mid-page. A list
         // that says something of each link, and a short "see also", are content.
-        let menu: String = (1..=8)
-            .map(|i| format!("<li><a href=p{i}.html>Module {i}</a></li>"))
+        let menu = |pages: std::ops::Range<u32>| -> String {
+            pages
+                .map(|i| format!("<li><a href=p{i}.html>Module {i}</a></li>"))
+                .collect()
+        };
+        let releases: String = (1..=8)
+            .map(|i| {
+                format!(
+                    "<tr><td><a href=t{i}>2022-0{i}-01</a></td><td><a href=r{i}>3.{i}</a></td></tr>"
+                )
+            })
             .collect();
         let out = md(&format!(
-            "<body><div id=column2><ul>{menu}</ul></div>\
+            "<body><div id=column2><ul>{}</ul><hr><ul>{}</ul></div>\
             <details id=toc open><summary>Table of contents</summary><ul>\
             <li><a href=#dns>DNS</a><ul><li><a href=#lookup><code>dns.lookup()</code></a></li>\
             <li><a href=#resolve><code>dns.resolve()</code></a></li>\
@@ -871,17 +893,21 @@ mod tests {
             <li><a href=#reverse>reverse</a> maps an address back to host names</li>\
             <li><a href=#servers>servers</a> lists the servers in use</li></ul>\
             <p>See also <a href=#lookup>lookup</a>.</p><ul><li><a href=#a>Caveats</a></li>\
-            <li><a href=#b>Examples</a></li></ul></body>"
+            <li><a href=#b>Examples</a></li></ul><table>{releases}</table></body>",
+            menu(1..5),
+            menu(5..9)
         ));
+        let (text, table) = out.split_at(out.find("| 2022").expect("the table is kept"));
         assert_eq!(
-            out,
+            text,
             "## DNS\n\nName resolution.\n\n\
              - lookup reads /etc/hosts through the system resolver\n\n\
              - resolve always queries a DNS server on the network\n\n\
              - reverse maps an address back to host names\n\n\
              - servers lists the servers in use\n\n\
-             See also lookup.\n\n- Caveats\n\n- Examples\n"
+             See also lookup.\n\n- Caveats\n\n- Examples\n\n"
         );
+        assert!(table.ends_with("| 2022-08-01 | 3.8 |\n"), "{table}");
     }
 
     #[test]
