@@ -79,7 +79,7 @@ pub(crate) enum TableText {
 }
 
 /// Bumped whenever the chunker's output for the same input and config may change.
-pub const FORMAT_VERSION: u32 = 14;
+pub const FORMAT_VERSION: u32 = 15;
 
 /// Counts tokens as the embedding model sees them, INCLUDING the model's special tokens
 /// ([CLS]/[SEP]).
@@ -443,8 +443,18 @@ impl Chunker {
             })
             .or(txt_title)
             .or_else(|| {
-                blocks.iter().find_map(|b| match &b.kind {
-                    blocks::Kind::Heading { level: 1, text } if !text.is_empty() => {
+                // A plain-text file's title heads it: a capitalised "ADA" deep in the file, or
+                // its "1. Introduction", is a section.
+                let numbered = |t: &str| is_txt && t.starts_with(|c: char| c.is_ascii_digit());
+                let candidates = if is_txt {
+                    &blocks[..blocks.len().min(1)]
+                } else {
+                    &blocks[..]
+                };
+                candidates.iter().find_map(|b| match &b.kind {
+                    blocks::Kind::Heading { level: 1, text }
+                        if !text.is_empty() && !numbered(text) =>
+                    {
                         Some(text.clone())
                     }
                     _ => None,

@@ -472,6 +472,62 @@ Promotions may override the reorder point for their duration. When an override i
 }
 
 #[test]
+fn vim_help_keeps_each_entry_head_on_its_pieces_and_sections_under_the_file() {
+    // Vim's help (and every Vim plugin's doc/*.txt): a contents list of numbered sections,
+    // sections between rules, entries with a hanging indent running over blank lines.
+    let body: String = (1..=12)
+        .map(|i| {
+            format!(
+                "\t\t\tStep {i} of the normal command is explained in this paragraph, which goes\n\
+                 \t\t\ton for a while so that the entry is longer than one chunk.\n\n"
+            )
+        })
+        .collect();
+    let src = format!(
+        "*various.txt*\tFor Vim version 9.0.\n\n\
+         1. Various commands\t\t|various-cmds|\n\
+         2. Running shell commands\t|shell|\n\n\
+         ==============================================================================\n\
+         1. Various commands\t\t\t\t\t*various-cmds*\n\n\
+         \t\t\t\t\t\t\t*:norm* *:normal*\n\
+         :norm[al][!] {{commands}}\n\
+         \t\t\tExecute Normal mode commands {{commands}}.\n\n\
+         {body}\
+         \t\t\tThis command cannot be followed by another command.\n\n\
+         ==============================================================================\n\
+         2. Running shell commands\t\t\t\t*shell*\n\n\
+         Text about the shell.\n"
+    );
+    let doc = small(120, 100)
+        .chunk("doc/various.txt", &src)
+        .expect("chunk");
+    assert_cap(&doc, 120);
+    assert!(!doc.title.starts_with("1. "), "title: {}", doc.title);
+    let entry: Vec<_> = doc
+        .chunks
+        .iter()
+        .filter(|c| c.text.contains("Step ") || c.text.contains("cannot be followed"))
+        .collect();
+    assert!(entry.len() >= 2, "the entry is split: {}", entry.len());
+    for c in &entry {
+        assert!(c.text.contains(":norm[al][!] {commands}"), "{}", c.text);
+        assert_eq!(
+            c.heading_path.last().map(String::as_str),
+            Some("1. Various commands *various-cmds*")
+        );
+    }
+    let shell = doc
+        .chunks
+        .iter()
+        .find(|c| c.text.contains("Text about the shell."))
+        .expect("shell section");
+    assert_eq!(
+        shell.heading_path.last().map(String::as_str),
+        Some("2. Running shell commands *shell*")
+    );
+}
+
+#[test]
 fn edge_cases_do_not_panic_and_respect_the_cap() {
     // 5 MB on one line.
     let long_line = "word, ".repeat(900_000);

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Retrieval on Markdown no one tuned rag-index on: the npm CLI 12.2.3 docs (docs/content/ of the
+# `npm` package on the npm registry: 87 pages with front matter, GitHub-flavoured tables and
+# some inline HTML, indexed as the folder is), scored with 16 questions written for this check
+# by a helper that read only the pages (benches/questions/npm-docs.jsonl: a user's question, the
+# page that answers it, evidence as written; four about a config option, three in a list, two in
+# a table row).
+#
+#   benches/unseen_npm_docs.sh [--keep DIR]
+#
+# Fetches the package tarball from registry.npmjs.org and checks every evidence string against
+# its page (a miss stops the run). Then `rag-index sync` (timed) and `rag-index eval --exact` in
+# hybrid, dense and lexical modes.
+#
+# Builds nothing: runs $RAG_INDEX_BIN, by default ${CARGO_TARGET_DIR:-./target}/release/rag-index.
+# Model: $RAG_INDEX_MODEL_DIR (default models/all-MiniLM-L6-v2). Work files go under a temporary
+# folder removed at the end, unless --keep DIR.
+set -euo pipefail
+
+. "$(dirname "${BASH_SOURCE[0]}")/paths.sh"
+. "$root/benches/unseen_common.sh"
+questions="$root/benches/questions/npm-docs.jsonl"
+version=12.2.3
+
+unseen_args "$@"
+unseen_workdir npm-docs
+if [ ! -d "$work/npm-$version" ]; then
+    python3 - "$version" "$work/npm-$version.tgz" <<'PY' \
+        || { echo "could not fetch npm $version from the npm registry" >&2; exit 2; }
+import json, sys, urllib.request
+version, into = sys.argv[1:]
+meta = json.load(urllib.request.urlopen(f"https://registry.npmjs.org/npm/{version}"))
+urllib.request.urlretrieve(meta["dist"]["tarball"], into)
+PY
+    mkdir -p "$work/npm-$version"
+    tar -xzf "$work/npm-$version.tgz" -C "$work/npm-$version"
+fi
+rm -rf "$work/docs"
+cp -r "$work/npm-$version/package/docs/content" "$work/docs"
+echo "corpus: $(find "$work/docs" -name '*.md' | wc -l) pages of the npm $version CLI docs"
+structure_check='
+import json, sys
+chunks = [json.loads(line) for line in sys.stdin]
+below = sum(len(c["heading_path"]) > 1 for c in chunks)
+print(f"chunks under a section heading: {below} of {len(chunks)}")'
+unseen_score "$work/docs" "$questions"
