@@ -1,7 +1,8 @@
 //! Chunking throughput on hostile inputs next to normal prose, in the same run: 1 MB of base64
 //! (one unbroken line, and wrapped at 76 columns), 1 MB of comma-separated numbers (without and
 //! with spaces), 1 MB of colon-fenced boxes (none closed, each closed, nested 700 deep), 1 MB of
-//! boxes between Hugo shortcodes and 1 MB of real prose (Traefik docs concatenated). Every step
+//! boxes between Hugo shortcodes, 1 MB of real prose (Traefik docs concatenated), and plain text
+//! (the prose, Vim-style entries, underlined headings, one entry 1 MB long). Every step
 //! of chunking must stay near-linear: a 256 KB data URI once took minutes.
 //!
 //! `cargo bench -p rag-chunker --bench hostile_inputs`
@@ -102,7 +103,7 @@ fn main() {
         .chunks(76)
         .map(|l| format!("{}\n", std::str::from_utf8(l).expect("ascii")))
         .collect();
-    let inputs: Vec<(&str, String)> = vec![
+    let mut inputs: Vec<(&str, String)> = vec![
         ("prose (Traefik docs)", prose(SIZE)),
         (
             "base64, one line (data URI)",
@@ -125,6 +126,26 @@ fn main() {
             repeat_to_size("{{% alert title=\"Note\" %}}\nThe text of a box.\n{{% /alert %}}\n\n"),
         ),
     ];
+    // Plain text (`.txt` in the name): prose, Vim-style entries, underlined headings, and one
+    // entry whose indented text runs for the whole megabyte.
+    inputs.extend([
+        ("prose as plain text (.txt)", prose(SIZE)),
+        (
+            "Vim entries (.txt)",
+            repeat_to_size("\t\t\t\t*:cmd*\n:cmd {arg}\tDoes a thing.\n\t\t\tMore about it.\n\n"),
+        ),
+        (
+            "underlined headings (.txt)",
+            repeat_to_size("Title\n=====\n\nText.\n\n"),
+        ),
+        (
+            "one entry, 1 MB (.txt)",
+            format!(
+                "head\n{}",
+                repeat_to_size("\t\tIndented text of one entry.\n\n")
+            ),
+        ),
+    ]);
     println!(
         "{:<30} {:>9} {:>8} {:>9} {:>8}",
         "input", "bytes", "chunks", "best ms", "MB/s"
@@ -136,7 +157,12 @@ fn main() {
             // A fresh chunker each round: no word-count cache carried over.
             let chunker = Chunker::new(hf.clone(), ChunkerConfig::default()).expect("config");
             let t = Instant::now();
-            let doc = chunker.chunk("bench.md", text).expect("chunk");
+            let path = if name.contains(".txt") {
+                "bench.txt"
+            } else {
+                "bench.md"
+            };
+            let doc = chunker.chunk(path, text).expect("chunk");
             best = best.min(t.elapsed());
             chunks = doc.chunks.len();
         }

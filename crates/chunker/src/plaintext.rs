@@ -29,6 +29,7 @@ pub(crate) fn parse(source: &str, body: Range<usize>) -> (Option<String>, Vec<Bl
     // Paragraphs: runs of non-blank lines, cut at rules. An underlined heading keeps its rule.
     let mut paras: Vec<&[Range<usize>]> = Vec::new();
     let mut rules: Vec<(usize, Range<usize>)> = Vec::new();
+    // Indexes of underlined paragraphs, ascending (searched by bisection: a page may hold many).
     let mut underlined: Vec<usize> = Vec::new();
     let mut i = 0;
     while i < lines.len() {
@@ -81,7 +82,7 @@ pub(crate) fn parse(source: &str, body: Range<usize>) -> (Option<String>, Vec<Bl
         }
         let para = paras[p];
         let first = text(&para[0]).trim();
-        if underlined.contains(&p) {
+        if underlined.binary_search(&p).is_ok() {
             let heading = crate::label::bounded(first);
             let level = if rule_sign(text(&para[1])) == Some('=') {
                 1
@@ -154,7 +155,7 @@ pub(crate) fn parse(source: &str, body: Range<usize>) -> (Option<String>, Vec<Bl
             let mut q = p + 1;
             while q < paras.len()
                 && rules.peek().is_none_or(|(before, _)| *before > q)
-                && !underlined.contains(&q)
+                && underlined.binary_search(&q).is_err()
                 && paras[q].iter().all(|l| indent(text(l)) > margin)
             {
                 children.extend(para_blocks(source, paras[q]));
