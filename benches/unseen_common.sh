@@ -22,6 +22,7 @@
 #                         titles ending in SUFFIX)
 #   page_structure EXT... sets $structure_check to count the chunks of pages with these
 #                         extensions: under a section heading, holding a box (`:::`)
+#   section_structure     sets $structure_check to count the chunks under a section heading
 #   unseen_baseline_md EXT...
 #                         the baseline of a reader: the same pages ($work/docs) with these
 #                         extensions renamed `.md`, synced into $work/index-md and scored as
@@ -137,6 +138,14 @@ pages = [c for c in chunks if c['path'].endswith(tuple('$*'.split()))]
 below = sum(len(c['heading_path']) > 1 for c in pages)
 boxes = sum(any(l.startswith(':::') for l in c['text'].splitlines()) for c in pages)
 print(f'page chunks: {len(pages)}; under a section heading: {below}; holding a box: {boxes}')"
+}
+
+section_structure() {
+    structure_check='
+import json, sys
+chunks = [json.loads(line) for line in sys.stdin]
+below = sum(len(c["heading_path"]) > 1 for c in chunks)
+print(f"chunks under a section heading: {below} of {len(chunks)}")'
 }
 
 unseen_baseline_md() {

@@ -25,9 +25,5 @@ unseen_args "$@"
 unseen_workdir hatch-docs
 unseen_sdist_folder hatch "$version" docs
 echo "corpus: $(find "$work/docs" -name '*.md' | wc -l) pages of the Hatch $version docs (PyPI sdist), $(find "$work/docs" -type f | wc -l) files in all"
-structure_check='
-import json, sys
-chunks = [json.loads(line) for line in sys.stdin]
-below = sum(len(c["heading_path"]) > 1 for c in chunks)
-print(f"chunks under a section heading: {below} of {len(chunks)}")'
+section_structure
 unseen_score "$work/docs" "$questions"

@@ -38,9 +38,5 @@ fi
 rm -rf "$work/docs"
 cp -r "$work/npm-$version/package/docs/content" "$work/docs"
 echo "corpus: $(find "$work/docs" -name '*.md' | wc -l) pages of the npm $version CLI docs"
-structure_check='
-import json, sys
-chunks = [json.loads(line) for line in sys.stdin]
-below = sum(len(c["heading_path"]) > 1 for c in chunks)
-print(f"chunks under a section heading: {below} of {len(chunks)}")'
+section_structure
 unseen_score "$work/docs" "$questions"

@@ -25,9 +25,5 @@ unseen_args "$@"
 unseen_workdir pip-docs
 unseen_sdist_folder pip "$version" docs
 echo "corpus: $(find "$work/docs" -name '*.md' | wc -l) MyST and $(find "$work/docs" -name '*.rst' | wc -l) reStructuredText pages of the pip $version docs (PyPI sdist)"
-structure_check='
-import json, sys
-chunks = [json.loads(line) for line in sys.stdin]
-below = sum(len(c["heading_path"]) > 1 for c in chunks)
-print(f"chunks under a section heading: {below} of {len(chunks)}")'
+section_structure
 unseen_score "$work/docs" "$questions"

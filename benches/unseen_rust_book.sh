@@ -32,8 +32,5 @@ unseen_workdir rust-book
 mkdir -p "$work/docs"
 find "$book" -maxdepth 1 -name '*.html' ! -name print.html -exec cp {} "$work/docs/" \;
 echo "corpus: $(ls "$work/docs" | wc -l) pages of the book from $(rustc --version)"
-structure_check='
-import json, sys
-paths = [json.loads(line)["heading_path"] for line in sys.stdin]
-print(f"chunks under a section heading: {sum(len(p) > 1 for p in paths)} of {len(paths)}")'
+section_structure
 unseen_score "$work/docs" "$questions"

@@ -28,9 +28,5 @@ unseen_sdist starlette "$version"
 mkdir -p "$work/docs"
 cp "$sdist"/docs/*.md "$work/docs/"
 echo "corpus: $(ls "$work/docs" | wc -l) pages of the Starlette $version docs (PyPI sdist)"
-structure_check='
-import json, sys
-chunks = [json.loads(line) for line in sys.stdin]
-below = sum(len(c["heading_path"]) > 1 for c in chunks)
-print(f"chunks under a section heading: {below} of {len(chunks)}")'
+section_structure
 unseen_score "$work/docs" "$questions"
