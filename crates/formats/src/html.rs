@@ -295,14 +295,15 @@ impl Walker<'_> {
         // A site's menu of pages (Node.js's sidebar: three bare lists in a `div`; SQLite's
         // table of contents: nested `div`s): many links and next to no other text. A list that
         // says something of each link is content, and so is a table whose cells are all links
-        // (SQLite's release dates, each a link to its release's changes).
-        if name != "body" && !is_table_part(name) && has_links(node, Links::Any, MIN_MENU_LINKS) {
+        // (SQLite's release dates, each a link to its release's changes) and code whose names
+        // are (rustdoc's and Javadoc's signatures link every type).
+        if name != "body" && !is_data_part(name) && has_links(node, Links::Any, MIN_MENU_LINKS) {
             let (linked, all) = link_letters(node, Links::Any);
-            let holds_table = || {
+            let holds_data = || {
                 node.descendants()
-                    .any(|d| matches!(d.value(), Node::Element(x) if x.name() == "table"))
+                    .any(|d| matches!(d.value(), Node::Element(x) if is_data_part(x.name())))
             };
-            if linked * 10 >= all * 9 && !holds_table() {
+            if linked * 10 >= all * 9 && !holds_data() {
                 return true;
             }
         }
@@ -741,10 +742,12 @@ fn has_links(node: NodeRef<'_, Node>, links: Links, at_least: usize) -> bool {
         >= at_least
 }
 
-fn is_table_part(name: &str) -> bool {
+/// Tables and code blocks: their links are data (a release's date, a signature's types), never
+/// a menu. (Inline `code` is not: menus set names in it.)
+fn is_data_part(name: &str) -> bool {
     matches!(
         name,
-        "table" | "thead" | "tbody" | "tfoot" | "tr" | "td" | "th" | "caption"
+        "table" | "thead" | "tbody" | "tfoot" | "tr" | "td" | "th" | "caption" | "pre"
     )
 }
 
@@ -879,6 +882,9 @@ mod tests {
                 )
             })
             .collect();
+        let signature: String = (1..=8)
+            .map(|i| format!("<a href=T{i}.html>Type{i}</a>, "))
+            .collect();
         let out = md(&format!(
             "<body><div id=column2><ul>{}</ul><hr><ul>{}</ul></div>\
             <details id=toc open><summary>Table of contents</summary><ul>\
@@ -893,7 +899,8 @@ mod tests {
             <li><a href=#reverse>reverse</a> maps an address back to host names</li>\
             <li><a href=#servers>servers</a> lists the servers in use</li></ul>\
             <p>See also <a href=#lookup>lookup</a>.</p><ul><li><a href=#a>Caveats</a></li>\
-            <li><a href=#b>Examples</a></li></ul><table>{releases}</table></body>",
+            <li><a href=#b>Examples</a></li></ul><table>{releases}</table>\
+            <pre>{signature}</pre></body>",
             menu(1..5),
             menu(5..9)
         ));
@@ -907,7 +914,8 @@ mod tests {
              - servers lists the servers in use\n\n\
              See also lookup.\n\n- Caveats\n\n- Examples\n\n"
         );
-        assert!(table.ends_with("| 2022-08-01 | 3.8 |\n"), "{table}");
+        assert!(table.contains("| 2022-08-01 | 3.8 |\n"), "{table}");
+        assert!(table.ends_with("Type8,\n```\n"), "{table}");
     }
 
     #[test]
