@@ -820,13 +820,14 @@ fn pipes_and_endless_devices_in_the_folder_neither_hang_nor_drop_chunks() {
     assert_eq!(texts(&index), before);
 }
 
-/// `WORK/docs` holding one real python-docs page as `index.html`; returns the folder and the
-/// page's path in the corpus.
+/// `WORK/docs` holding one real python-docs page as `index.html` (a chapter of the tutorial: a
+/// contents page is navigation, which the reader leaves out); returns the folder and the page's
+/// path in the corpus.
 fn docs_with_python_page(work: &Path) -> (PathBuf, PathBuf) {
     let docs = work.join("docs");
     std::fs::create_dir_all(&docs).unwrap();
     let page = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/corpora/python-docs/docs/tutorial/index.html");
+        .join("../shared/corpora/python-docs/docs/tutorial/controlflow.html");
     std::fs::copy(&page, docs.join("index.html")).unwrap();
     (docs, page)
 }
