@@ -255,10 +255,8 @@ impl Walker<'_> {
         let worded_link = name == "a" && has_words(node);
         // A link to a place on the page that shows only a sign (`§`, `¶`, `#`) is a permalink
         // beside a heading, whatever the generator calls it.
-        if name == "a"
-            && !worded_link
-            && e.attr("href")
-                .is_some_and(|h| h.trim_start().starts_with('#'))
+        if !worded_link
+            && Links::InPage.counts(node)
             && !node
                 .descendants()
                 .any(|d| matches!(d.value(), Node::Element(x) if x.name() == "img"))
