@@ -3,10 +3,11 @@
 //! code blocks. Navigation and page furniture (Sphinx sidebars, Texinfo node headers, permalinks)
 //! are dropped.
 
+use std::collections::HashSet;
 use std::ops::Range;
 
-use ego_tree::NodeRef;
 use ego_tree::iter::Edge;
+use ego_tree::{NodeId, NodeRef};
 use scraper::{ElementRef, Html, Node, Selector, node::Element};
 
 use crate::builder::{MarkdownBuilder, escape_cell, starts_like_block};
@@ -46,6 +47,7 @@ pub(crate) fn convert(bytes: &[u8]) -> Result<Converted, FormatError> {
         rooted,
         lang: String::new(),
         boxes: 0,
+        listings: 0,
     };
     w.walk(*root, 0);
     w.flush();
@@ -176,6 +178,8 @@ struct Walker<'a> {
     lang: String,
     /// Open boxes (notes, warnings): a heading in one titles the box, not a section.
     boxes: usize,
+    /// Open tables laid out around a code listing, whose line-number gutters drop out.
+    listings: usize,
 }
 
 impl Walker<'_> {
@@ -231,7 +235,10 @@ impl Walker<'_> {
             "navfooter",
         ];
         let name = e.name();
-        if DROPPED.contains(&name) || (name == "header" && !self.rooted) {
+        if DROPPED.contains(&name)
+            || (name == "header" && !self.rooted)
+            || (self.listings > 0 && is_gutter(node))
+        {
             return true;
         }
         if e.attr("hidden").is_some() || e.attr("aria-hidden") == Some("true") {
@@ -399,6 +406,13 @@ impl Walker<'_> {
                 self.flush();
                 self.emit_terms();
             }
+            // A code listing laid out as a table (Pygments' and Rouge's `linenos`, Chroma's
+            // `lntable`): the gutter's cell drops out and the code is a code block.
+            "table" if is_listing_table(node) => {
+                self.listings += 1;
+                self.children(node, depth);
+                self.listings -= 1;
+            }
             "table" => self.table(node, depth),
             "hr" => self.block_start(),
             "br" => self.inline.space(),
@@ -488,12 +502,28 @@ impl Walker<'_> {
         self.b.end_block();
     }
 
-    /// `pre`: text kept verbatim (whitespace and all) in a fenced block.
+    /// `pre`: text kept verbatim (whitespace and all) in a fenced block, without its
+    /// line-number gutter.
     fn code(&mut self, node: NodeRef<'_, Node>) {
         self.block_start();
         let mut code = String::new();
         let mut pieces = Vec::new();
-        for d in node.descendants() {
+        let gutters = gutters(node);
+        let mut in_gutter = 0usize;
+        for edge in node.traverse() {
+            let d = match edge {
+                Edge::Open(d) => d,
+                Edge::Close(d) => {
+                    if in_gutter > 0 && matches!(d.value(), Node::Element(_)) {
+                        in_gutter -= 1;
+                    }
+                    continue;
+                }
+            };
+            if in_gutter > 0 || gutters.contains(&d.id()) {
+                in_gutter += usize::from(matches!(d.value(), Node::Element(_)));
+                continue;
+            }
             match d.value() {
                 Node::Text(t) => {
                     let start = code.len();
@@ -749,6 +779,80 @@ fn is_data_part(name: &str) -> bool {
     )
 }
 
+/// Class words of line-number gutters: Pygments `linenos`/`linenodiv`, Rouge `lineno` and
+/// `rouge-gutter`, Javadoc `source-line-no`, Shiki `line-number`, highlight.js `hljs-ln-n`.
+const GUTTER_CLASS_WORDS: &[&str] = &["lineno", "linenum", "line-num", "line-no", "gutter", "ln-n"];
+
+/// A code listing's line-number gutter: numbers a reader sees beside the code, never part of
+/// it (rustdoc's source pages number each line in a `data-nosnippet` link inside the `pre`).
+/// Marked by its class or attributes; only an element holding nothing but digits is one, so a
+/// `<pre class="line-numbers">` of code never is.
+fn is_gutter(node: NodeRef<'_, Node>) -> bool {
+    marked_gutter(node) && node.descendants().all(|d| only_digits(d.value()))
+}
+
+fn marked_gutter(node: NodeRef<'_, Node>) -> bool {
+    let Node::Element(e) = node.value() else {
+        return false;
+    };
+    // Prism calls the code itself `line-numbers`: code is never a gutter, though a gutter may
+    // hold a `pre` (Pygments, Rouge).
+    if matches!(e.name(), "pre" | "code") {
+        return false;
+    }
+    e.attr("data-nosnippet").is_some()
+        || e.attr("data-line-number").is_some()
+        || e.classes().any(|c| {
+            let c = c.to_ascii_lowercase();
+            // Chroma (Hugo): `ln` inline, `lnt` in a table's gutter cell.
+            matches!(c.as_str(), "ln" | "lnt") || GUTTER_CLASS_WORDS.iter().any(|w| c.contains(w))
+        })
+}
+
+fn only_digits(node: &Node) -> bool {
+    match node {
+        Node::Text(t) => t.chars().all(|c| c.is_ascii_digit() || c.is_whitespace()),
+        _ => true,
+    }
+}
+
+/// The gutters below `node` ([`is_gutter`]), found in one pass however deep they nest.
+fn gutters(node: NodeRef<'_, Node>) -> HashSet<NodeId> {
+    let mut found = HashSet::new();
+    // Per open element: whether all text so far below it is digits.
+    let mut digits_only: Vec<bool> = Vec::new();
+    for edge in node.traverse() {
+        match edge {
+            Edge::Open(d) if matches!(d.value(), Node::Element(_)) => digits_only.push(true),
+            Edge::Open(d) => {
+                if !only_digits(d.value())
+                    && let Some(top) = digits_only.last_mut()
+                {
+                    *top = false;
+                }
+            }
+            Edge::Close(d) if matches!(d.value(), Node::Element(_)) => {
+                let all_digits = digits_only.pop().unwrap_or(true);
+                if all_digits && marked_gutter(d) {
+                    found.insert(d.id());
+                }
+                if let Some(parent) = digits_only.last_mut() {
+                    *parent &= all_digits;
+                }
+            }
+            Edge::Close(_) => {}
+        }
+    }
+    found
+}
+
+/// A table laid out around a code listing: it holds a `pre` and a line-number gutter.
+fn is_listing_table(node: NodeRef<'_, Node>) -> bool {
+    node.descendants()
+        .any(|d| matches!(d.value(), Node::Element(x) if x.name() == "pre"))
+        && !gutters(node).is_empty()
+}
+
 /// Whether any text below `node` holds a letter or a digit.
 fn has_words(node: NodeRef<'_, Node>) -> bool {
     node.descendants().any(|d| match d.value() {
@@ -914,6 +1018,39 @@ mod tests {
         );
         assert!(table.contains("| 2022-08-01 | 3.8 |\n"), "{table}");
         assert!(table.ends_with("Type8,\n```\n"), "{table}");
+    }
+
+    #[test]
+    fn line_numbers_beside_code_are_not_part_of_it() {
+        // rustdoc's source pages: a `data-nosnippet` link per line inside the `pre`; Pygments
+        // (Sphinx, MkDocs) and Rouge (Jekyll): the numbers in a table cell of their own; Chroma
+        // (Hugo): numbered spans in a cell of their own; Javadoc: a span per line.
+        let out = md("<body>\
+            <pre class=rust><code><a href=#1 id=1 data-nosnippet>1</a><span>// one</span>\n\
+            <a href=#2 id=2 data-nosnippet>2</a>let two = 2;\n</code></pre>\
+            <table class=highlighttable><tr><td class=linenos><div class=linenodiv><pre>\
+            <span class=normal>1</span>\n<span class=normal>2</span></pre></div></td>\
+            <td class=code><div class=highlight><pre>def f():\n    return 42\n</pre></div></td>\
+            </tr></table>\
+            <table class=rouge-table><tr><td class='rouge-gutter gl'><pre class=lineno>1\n2\n</pre>\
+            </td><td class=rouge-code><pre>echo hi\necho there\n</pre></td></tr></table>\
+            <table class=lntable><tr><td class=lntd><pre><code><span class=lnt>7\n</span>\
+            <span class=lnt>8\n</span></code></pre></td><td class=lntd><pre><code>package main\n\
+            func main() {}\n</code></pre></td></tr></table>\
+            <pre><span class=source-line-no>001</span><span id=line-1>class A {}</span></pre>\
+            <pre class=line-numbers><code>10 20 30</code></pre>\
+            <table><tr><th>Line</th><th>Fix</th></tr><tr><td class=lineno>12</td><td>E1</td></tr>\
+            <tr><td class=lineno>14</td><td>E2</td></tr></table></body>");
+        assert_eq!(
+            out,
+            "```\n// one\nlet two = 2;\n```\n\n\
+             ```\ndef f():\n    return 42\n```\n\n\
+             ```\necho hi\necho there\n```\n\n\
+             ```\npackage main\nfunc main() {}\n```\n\n\
+             ```\nclass A {}\n```\n\n\
+             ```\n10 20 30\n```\n\n\
+             | Line | Fix |\n|---|---|\n| 12 | E1 |\n| 14 | E2 |\n"
+        );
     }
 
     #[test]
