@@ -1471,3 +1471,71 @@ fn a_page_script_or_style_is_never_a_chunk_of_its_own_when_it_can_join_one() {
         }
     }
 }
+
+#[test]
+fn an_example_opening_with_a_short_line_keeps_its_start_beside_its_lead() {
+    // A Node example: `'use strict'`, a blank line, then one long statement. The lead sentence
+    // and the example do not fit one chunk; the lead's chunk holds the statement's first lines,
+    // not `'use strict'` alone, and every line is still in some chunk.
+    let lead: Vec<String> = (0..6)
+        .map(|i| format!("Sentence {i} says how the server negotiates the protocol with a client."))
+        .collect();
+    let mut src = format!(
+        "## Secure\n\n{} The same server accepts both:\n\n```js\n'use strict'\n\nconst fastify = require('fastify')({{\n  http2: true,\n  https: {{\n    allowHTTP1: true, // fallback support for HTTP1\n",
+        lead.join(" ")
+    );
+    for i in 0..24 {
+        src.push_str(&format!("    option{i}: readOption('{i}'),\n"));
+    }
+    src.push_str("  }\n})\n```\n");
+    let doc = chunk("http2.md", &src);
+    assert_cap(&doc, 256);
+    let with_lead = (doc.chunks.iter())
+        .find(|c| c.text.contains("The same server accepts both:"))
+        .expect("the lead");
+    assert!(
+        with_lead.text.contains("allowHTTP1: true"),
+        "the lead's chunk holds only a sliver of its example:\n{}",
+        with_lead.text
+    );
+    for i in 0..24 {
+        let line = format!("option{i}: readOption('{i}'),");
+        assert!(
+            doc.chunks.iter().any(|c| c.text.contains(&line)),
+            "{line} lost"
+        );
+    }
+}
+
+#[test]
+fn a_split_procedure_repeats_the_step_before_each_piece() {
+    // Steps long enough that the procedure is split: every piece after the first starts with
+    // the step before its first one, after the intro, so no step is read without the one it
+    // follows on from.
+    let mut src =
+        String::from("## Shutdown\n\nWhen the server closes, these steps happen in order:\n\n");
+    for i in 1..=9 {
+        src.push_str(&format!(
+            "{i}. Step {i} runs the stage-{i} hooks. Requests still in flight at stage {i} are drained by the connection pool before the server goes on to the next stage of the shutdown.\n"
+        ));
+    }
+    let doc = chunk("close.md", &src);
+    assert_cap(&doc, 256);
+    assert!(doc.chunks.len() > 1, "the procedure is split");
+    let steps = |text: &str| -> Vec<usize> {
+        (1..=9)
+            .filter(|i| text.contains(&format!("{i}. Step {i} runs")))
+            .collect()
+    };
+    for pair in doc.chunks.windows(2) {
+        let (before, after) = (steps(&pair[0].text), steps(&pair[1].text));
+        assert!(after[0] > 1, "{}", pair[1].text);
+        assert_eq!(
+            before.last(),
+            after.first(),
+            "a piece starts without the step before its own:\n{}",
+            pair[1].text
+        );
+        assert!(pair[1].text.contains("these steps happen in order:"));
+    }
+}

@@ -97,6 +97,7 @@ impl PackContext<'_> {
                 segments.push(segment);
             }
         }
+        self.fill_first_room(&mut segments, first_room, segment_max);
         let mut out = self.merge_segments(
             segments,
             budget,
@@ -144,6 +145,50 @@ impl PackContext<'_> {
 }
 
 impl PackContext<'_> {
+    /// The first piece sits beside the block's lead (the sentence introducing the example):
+    /// when the whole segments that fit there leave a quarter of a piece or more unused (an
+    /// example opening with `'use strict'` or its imports, then a long statement), the next
+    /// segment is cut between lines to fill that room, so the lead keeps the start of its code
+    /// rather than a sliver of it. The first piece is then joined here, as full as the room
+    /// allows; later pieces repeat the cut statement's enclosing lines.
+    fn fill_first_room(&self, segments: &mut Vec<Piece>, limit: usize, segment_max: usize) {
+        let mut used = 0;
+        let mut next = 0;
+        while let Some(s) = segments.get(next).filter(|s| used + s.tokens <= limit) {
+            used += s.tokens;
+            next += 1;
+        }
+        let room = limit - used.min(limit);
+        if next == 0 || next >= segments.len() || room < segment_max / MIN_FIRST_ROOM_SHARE {
+            return;
+        }
+        let range = segments[next].range.clone();
+        let src = self.source;
+        let cut = lines(src, range.clone())
+            .into_iter()
+            .take_while(|l| self.tokens.range(range.start..l.end) <= room)
+            .filter(|l| {
+                let text = src[l.clone()].trim();
+                !text.is_empty() && !is_comment(text) && !text.starts_with('@')
+            })
+            .map(|l| l.end)
+            .last()
+            .filter(|&end| end < range.end);
+        let Some(end) = cut else {
+            return;
+        };
+        let rest = src[end..range.end]
+            .find(|c: char| !c.is_whitespace())
+            .map_or(range.end, |k| end + k);
+        let rest_start = src[end..rest].rfind('\n').map_or(rest, |k| end + k + 1);
+        let first = self.piece(segments[0].range.start..end);
+        if rest_start >= range.end || first.tokens > limit {
+            return;
+        }
+        let rest = self.piece(rest_start..range.end);
+        segments.splice(0..=next, [first, rest]);
+    }
+
     /// For every line, the lines that enclose it (indices into `lines`, outermost first) and
     /// their tokens: walking back, each line indented less than the innermost found so far;
     /// blank lines, comments and lone brackets are never scope. Of a deeper chain, the

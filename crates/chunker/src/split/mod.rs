@@ -8,7 +8,7 @@ mod table;
 mod text;
 
 use crate::blocks::{Block, Kind};
-use crate::pack::{PackContext, Packer};
+use crate::pack::{CARRY_SHARE_PERCENT, PackContext, Packer};
 use crate::piece::Piece;
 
 /// Token limits for the pieces of one split: the first piece may have less room (it shares a
@@ -75,7 +75,11 @@ impl PackContext<'_> {
                     }
                     _ => String::new(),
                 };
-                self.split_children(&block.children, budget, &prefix)
+                let mut pieces = self.split_children(&block.children, budget, &prefix);
+                if block.kind == Kind::List && self.is_ordered(&block.children) {
+                    self.carry_steps(&mut pieces, &block.children, budget.max);
+                }
+                pieces
             }
             Kind::Paragraph | Kind::Heading { .. } | Kind::Item => {
                 self.split_text(range, budget, Level::Sentences, true)
@@ -112,6 +116,51 @@ impl PackContext<'_> {
             piece.add_prefix(prefix, prefix_tokens);
         }
         pieces
+    }
+
+    /// Whether a list's items are numbered (`1.`, `2)`): a procedure.
+    fn is_ordered(&self, items: &[Block]) -> bool {
+        items.first().is_some_and(|item| {
+            let text = self.source[item.range.clone()].trim_start();
+            let digits = text.bytes().take_while(u8::is_ascii_digit).count();
+            (1..=9).contains(&digits) && matches!(text.as_bytes().get(digits), Some(b'.' | b')'))
+        })
+    }
+
+    /// Each piece of a split procedure after the first starts with the step before its first
+    /// one, when that step takes at most half the cap and the piece still fits `max`: a step
+    /// keeps what it follows on from ("3. Drain connections" after "2. `preClose` hooks run";
+    /// "step 4 without steps 1-3"), as a continued paragraph keeps the one before it. A
+    /// verbatim stretch: the piece's range starts earlier, after the repeated intro.
+    fn carry_steps(&self, pieces: &mut [Piece], items: &[Block], max: usize) {
+        if self.overlap_tokens == 0 {
+            return;
+        }
+        let limit = self.max_tokens * CARRY_SHARE_PERCENT / 100;
+        for k in 1..pieces.len() {
+            let start = pieces[k].range.start;
+            let floor = pieces[k - 1].range.start;
+            // Only a piece that starts at a step: one that goes on inside a split step already
+            // follows on from that step's first part.
+            let Some(step) = items
+                .iter()
+                .rev()
+                .find(|i| i.range.start < start)
+                .filter(|i| i.range.start > floor && i.range.end <= start)
+                .filter(|i| self.source[i.range.end..start].trim().is_empty())
+            else {
+                continue;
+            };
+            let carried = self.tokens.range(step.range.start..start);
+            let p = &mut pieces[k];
+            let tokens = p.prefix_tokens
+                + self.tokens.range(step.range.start..p.range.end)
+                + p.suffix_tokens;
+            if carried <= limit && tokens <= max {
+                p.range.start = step.range.start;
+                p.tokens = tokens;
+            }
+        }
     }
 
     /// Starts each piece after the first earlier, at up to `most` of the `starts` (sorted
