@@ -12,6 +12,9 @@
 #                         (kept across --keep runs); $sdist names its folder
 #   unseen_sdist_folder PACKAGE VERSION FOLDER
 #                         unseen_sdist, then the sdist's FOLDER copied afresh to $work/docs
+#   unseen_npm PACKAGE VERSION
+#                         the npm registry's tarball of PACKAGE@VERSION unpacked under $work
+#                         (kept across --keep runs); $npm_package names its `package/` folder
 #   unseen_score DOCS QUESTIONS
 #                         evidence checked against the pages, then a timed `rag-index sync` into
 #                         $work/index, its stats, and `eval --exact` in hybrid, dense and lexical
@@ -66,6 +69,22 @@ unseen_deb() {
         dpkg-deb -x "$work"/deb/"$1"_*.deb "$work/unpacked"
     fi
     deb="$(basename "$work"/deb/"$1"_*.deb)"
+}
+
+unseen_npm() {
+    local folder="$work/$1-$2"
+    if [ ! -d "$folder" ]; then
+        python3 - "$1" "$2" "$work/$1-$2.tgz" <<'PY' \
+            || { echo "could not fetch $1 $2 from the npm registry" >&2; exit 2; }
+import json, sys, urllib.request
+name, version, into = sys.argv[1:]
+meta = json.load(urllib.request.urlopen(f"https://registry.npmjs.org/{name}/{version}"))
+urllib.request.urlretrieve(meta["dist"]["tarball"], into)
+PY
+        mkdir -p "$folder"
+        tar -xzf "$work/$1-$2.tgz" -C "$folder"
+    fi
+    npm_package="$folder/package"
 }
 
 unseen_sdist() {
@@ -146,6 +165,53 @@ import json, sys
 chunks = [json.loads(line) for line in sys.stdin]
 below = sum(len(c["heading_path"]) > 1 for c in chunks)
 print(f"chunks under a section heading: {below} of {len(chunks)}")'
+}
+
+# Sets $structure_check to count, of the Markdown pages under DOCS, the chunks that start a code
+# block and cut it after two lines or fewer with a quarter of the cap or more unused (the rest
+# of the example in the next chunk), and
+# the chunks that go on with a numbered list at a step the chunk before ended on the step
+# before (no step repeated: the step is read without what it follows on from).
+split_structure() {
+    structure_check="
+import json, os, re, sys
+docs = '$1'
+chunks = [json.loads(line) for line in sys.stdin]
+by_path = {}
+for c in chunks:
+    by_path.setdefault(c['path'], []).append(c)
+slivers = steps = 0
+for path, cs in by_path.items():
+    if not path.endswith('.md'):
+        continue
+    src = open(os.path.join(docs, path), encoding='utf-8', errors='replace').read()
+    blocks, start, fence = [], 0, None
+    for m in re.finditer(r'(?m)^[ \\t>*+-]*([\\x60]{3,}|~{3,}).*$', src):
+        if fence is None:
+            fence, start = m.group(1), m.end()
+        elif m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence):
+            blocks.append((start, m.start()))
+            fence = None
+    cs.sort(key=lambda c: c['byte_range'][0])
+    for c in cs:
+        # The chunk ends in a code block it shows 2 lines or fewer of, the source block has more.
+        tail = re.search(r'\n([\x60]{3,}|~{3,})[^\n]*\n((?:.*\n){1,2}?)\1\s*$', c['text'])
+        if tail is None or c['tokens'] > 192 or not tail.group(2).strip():
+            continue
+        shown = tail.group(2)
+        at = src.find(shown, c['byte_range'][0])
+        whole = next((b for b in blocks if b[0] <= at < b[1]), None)
+        if at >= 0 and whole and len([l for l in src[whole[0]:whole[1]].splitlines() if l.strip()]) > len([l for l in shown.splitlines() if l.strip()]):
+            slivers += 1
+    for before, after in zip(cs, cs[1:]):
+        first = re.search(r'(?m)^\s*(\d+)[.)] ', src[after['byte_range'][0]:after['byte_range'][1]])
+        if first is None or src[after['byte_range'][0]:after['byte_range'][0] + first.start()].strip():
+            continue
+        n = int(first.group(1))
+        said = re.search(rf'(?m)^\s*{n - 1}[.)] ', before['text'])
+        again = re.search(rf'(?m)^\s*{n}[.)] ', before['text'])
+        steps += n > 1 and said is not None and again is None
+print(f'chunks cutting a code block after 2 lines or fewer: {slivers}; going on with a numbered list without the step before: {steps}; of {len(chunks)}')"
 }
 
 unseen_baseline_md() {

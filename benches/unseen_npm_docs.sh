@@ -24,19 +24,9 @@ version=12.2.3
 
 unseen_args "$@"
 unseen_workdir npm-docs
-if [ ! -d "$work/npm-$version" ]; then
-    python3 - "$version" "$work/npm-$version.tgz" <<'PY' \
-        || { echo "could not fetch npm $version from the npm registry" >&2; exit 2; }
-import json, sys, urllib.request
-version, into = sys.argv[1:]
-meta = json.load(urllib.request.urlopen(f"https://registry.npmjs.org/npm/{version}"))
-urllib.request.urlretrieve(meta["dist"]["tarball"], into)
-PY
-    mkdir -p "$work/npm-$version"
-    tar -xzf "$work/npm-$version.tgz" -C "$work/npm-$version"
-fi
+unseen_npm npm "$version"
 rm -rf "$work/docs"
-cp -r "$work/npm-$version/package/docs/content" "$work/docs"
+cp -r "$npm_package/docs/content" "$work/docs"
 echo "corpus: $(find "$work/docs" -name '*.md' | wc -l) pages of the npm $version CLI docs"
 section_structure
 unseen_score "$work/docs" "$questions"
