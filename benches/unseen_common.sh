@@ -167,6 +167,19 @@ below = sum(len(c["heading_path"]) > 1 for c in chunks)
 print(f"chunks under a section heading: {below} of {len(chunks)}")'
 }
 
+# Sets $structure_check to count the chunks of source pages (paths starting with PREFIX) that
+# hold three or more code lines starting with their line number (`93.utf8_empty(false);`, a
+# gutter read as code; a numbered list's `1. ` is not one).
+numbered_source_structure() {
+    structure_check="
+import json, re, sys
+chunks = [json.loads(line) for line in sys.stdin]
+source = [c for c in chunks if c['path'].startswith('$1')]
+numbered = sum(
+    sum(bool(re.match(r'\\d+(?!\\. )\\S', line)) for line in c['text'].splitlines()) >= 3 for c in source)
+print(f'source-page chunks: {len(source)}; with code lines that start with their line number: {numbered}')"
+}
+
 # Sets $structure_check to count, of the Markdown pages under DOCS, the chunks that start a code
 # block and cut it after two lines or fewer with a quarter of the cap or more unused (the rest
 # of the example in the next chunk), and

@@ -41,11 +41,5 @@ fi
 rm -rf "$work/docs"
 cp -r "$work/target/doc" "$work/docs"
 echo "corpus: $(find "$work/docs" -name '*.html' | wc -l) HTML pages, $(find "$work/docs" -type f | wc -l) files, from $(rustdoc --version)"
-structure_check='
-import json, re, sys
-chunks = [json.loads(line) for line in sys.stdin]
-source = [c for c in chunks if c["path"].startswith("src/")]
-numbered = sum(
-    sum(bool(re.match(r"\d+(?!\. )\S", line)) for line in c["text"].splitlines()) >= 3 for c in source)
-print(f"source-page chunks: {len(source)}; with code lines that start with their line number: {numbered}")'
+numbered_source_structure src/
 unseen_score "$work/docs" "$questions"
