@@ -122,6 +122,19 @@ fn main() {
         ),
         ("colon fences, nested deep", nested_fences()),
         (
+            "one numbered list, 1 MB",
+            format!(
+                "Do these in order:\n\n{}",
+                (1..)
+                    .map(|i| format!("{i}. Step {i} turns the valve and waits.\n"))
+                    .scan(0, |len, line| {
+                        *len += line.len();
+                        (*len <= SIZE).then_some(line)
+                    })
+                    .collect::<String>()
+            ),
+        ),
+        (
             "Hugo shortcode boxes",
             repeat_to_size("{{% alert title=\"Note\" %}}\nThe text of a box.\n{{% /alert %}}\n\n"),
         ),

@@ -142,10 +142,12 @@ impl PackContext<'_> {
             let floor = pieces[k - 1].range.start;
             // Only a piece that starts at a step: one that goes on inside a split step already
             // follows on from that step's first part.
-            let Some(step) = items
-                .iter()
-                .rev()
-                .find(|i| i.range.start < start)
+            // Items are in document order: the last one starting before the piece, by bisection
+            // (a linear scan per piece was quadratic in a long list).
+            let before = items.partition_point(|i| i.range.start < start);
+            let Some(step) = before
+                .checked_sub(1)
+                .map(|k| &items[k])
                 .filter(|i| i.range.start > floor && i.range.end <= start)
                 .filter(|i| self.source[i.range.end..start].trim().is_empty())
             else {
