@@ -47,7 +47,7 @@ pub(crate) fn convert(bytes: &[u8]) -> Result<Converted, FormatError> {
         rooted,
         lang: String::new(),
         boxes: 0,
-        listings: 0,
+        listing_gutters: HashSet::new(),
     };
     w.walk(*root, 0);
     w.flush();
@@ -178,8 +178,8 @@ struct Walker<'a> {
     lang: String,
     /// Open boxes (notes, warnings): a heading in one titles the box, not a section.
     boxes: usize,
-    /// Open tables laid out around a code listing, whose line-number gutters drop out.
-    listings: usize,
+    /// The line-number gutters of the open tables laid out around a code listing: they drop out.
+    listing_gutters: HashSet<NodeId>,
 }
 
 impl Walker<'_> {
@@ -237,7 +237,7 @@ impl Walker<'_> {
         let name = e.name();
         if DROPPED.contains(&name)
             || (name == "header" && !self.rooted)
-            || (self.listings > 0 && is_gutter(node))
+            || self.listing_gutters.contains(&node.id())
         {
             return true;
         }
@@ -408,12 +408,15 @@ impl Walker<'_> {
             }
             // A code listing laid out as a table (Pygments' and Rouge's `linenos`, Chroma's
             // `lntable`): the gutter's cell drops out and the code is a code block.
-            "table" if is_listing_table(node) => {
-                self.listings += 1;
-                self.children(node, depth);
-                self.listings -= 1;
-            }
-            "table" => self.table(node, depth),
+            "table" => match listing_gutters(node) {
+                Some(found) => {
+                    let outer = std::mem::replace(&mut self.listing_gutters, found);
+                    self.listing_gutters.extend(outer.iter().copied());
+                    self.children(node, depth);
+                    self.listing_gutters = outer;
+                }
+                None => self.table(node, depth),
+            },
             "hr" => self.block_start(),
             "br" => self.inline.space(),
             "img" => self.alt(e),
@@ -783,14 +786,10 @@ fn is_data_part(name: &str) -> bool {
 /// `rouge-gutter`, Javadoc `source-line-no`, Shiki `line-number`, highlight.js `hljs-ln-n`.
 const GUTTER_CLASS_WORDS: &[&str] = &["lineno", "linenum", "line-num", "line-no", "gutter", "ln-n"];
 
-/// A code listing's line-number gutter: numbers a reader sees beside the code, never part of
-/// it (rustdoc's source pages number each line in a `data-nosnippet` link inside the `pre`).
-/// Marked by its class or attributes; only an element holding nothing but digits is one, so a
-/// `<pre class="line-numbers">` of code never is.
-fn is_gutter(node: NodeRef<'_, Node>) -> bool {
-    marked_gutter(node) && node.descendants().all(|d| only_digits(d.value()))
-}
-
+/// Whether `node` is marked as a code listing's line-number gutter: numbers a reader sees
+/// beside the code, never part of it (rustdoc's source pages number each line in a
+/// `data-nosnippet` link inside the `pre`). Only a marked element holding nothing but digits is
+/// a gutter ([`gutters`]), so a `<pre class="line-numbers">` of code never is.
 fn marked_gutter(node: NodeRef<'_, Node>) -> bool {
     let Node::Element(e) = node.value() else {
         return false;
@@ -816,7 +815,8 @@ fn only_digits(node: &Node) -> bool {
     }
 }
 
-/// The gutters below `node` ([`is_gutter`]), found in one pass however deep they nest.
+/// The gutters below `node`: marked elements ([`marked_gutter`]) holding nothing but digits,
+/// found in one pass however deep they nest.
 fn gutters(node: NodeRef<'_, Node>) -> HashSet<NodeId> {
     let mut found = HashSet::new();
     // Per open element: whether all text so far below it is digits.
@@ -846,11 +846,16 @@ fn gutters(node: NodeRef<'_, Node>) -> HashSet<NodeId> {
     found
 }
 
-/// A table laid out around a code listing: it holds a `pre` and a line-number gutter.
-fn is_listing_table(node: NodeRef<'_, Node>) -> bool {
-    node.descendants()
-        .any(|d| matches!(d.value(), Node::Element(x) if x.name() == "pre"))
-        && !gutters(node).is_empty()
+/// The gutters of a table laid out around a code listing (it holds a `pre` and a line-number
+/// gutter); `None` for any other table.
+fn listing_gutters(node: NodeRef<'_, Node>) -> Option<HashSet<NodeId>> {
+    let has_pre = node
+        .descendants()
+        .any(|d| matches!(d.value(), Node::Element(x) if x.name() == "pre"));
+    if !has_pre {
+        return None;
+    }
+    Some(gutters(node)).filter(|g| !g.is_empty())
 }
 
 /// Whether any text below `node` holds a letter or a digit.
