@@ -203,6 +203,31 @@ fn oversized_code_is_refenced_between_lines() {
 }
 
 #[test]
+fn oversized_code_in_a_list_item_is_refenced_at_its_column() {
+    // Inside an item the fences are indented: a repeated fence at the margin would not be
+    // closed by the indented closing one, and what follows would read as code.
+    let mut src = String::from("## Install\n\n1. Write the config:\n\n   ```yaml\n");
+    for i in 0..120 {
+        src.push_str(&format!("   key{i}: value-{i}\n"));
+    }
+    src.push_str("   ```\n\n2. Start the server.\n");
+    let doc = chunk("c.md", &src);
+    assert!(doc.chunks.len() > 1);
+    assert_cap(&doc, 256);
+    for c in &doc.chunks {
+        let fences: Vec<&str> = c.text.lines().filter(|l| l.contains("```")).collect();
+        assert_eq!(fences.len() % 2, 0, "{}", c.text);
+        for f in fences {
+            assert!(
+                f.starts_with("   ```") || f.starts_with("1. ```"),
+                "{f:?} in {}",
+                c.text
+            );
+        }
+    }
+}
+
+#[test]
 fn oversized_list_repeats_its_intro() {
     let mut src = String::from("## Recovery\n\nIf the disk fills up:\n\n");
     for i in 1..=30 {

@@ -39,7 +39,21 @@ impl PackContext<'_> {
         let fence: String = std::iter::repeat_n(fence_char as char, fence_len).collect();
         let last = src[code_lines[code_lines.len() - 1].clone()].trim();
         let closed = last.len() >= fence_len && last.bytes().all(|b| b == fence_char);
-        let indent = " ".repeat(first[..col].chars().count());
+        // A block inside a list item starts after the item's indent (its range starts at the
+        // fence): repeated fences go at the same column as the source's, or the closing fence,
+        // indented, would not close them.
+        let line_start = src[..range.start].rfind('\n').map_or(0, |k| k + 1);
+        let before_fence = &src[line_start..range.start];
+        let outer = if fence_line == 0
+            && before_fence
+                .chars()
+                .all(|c| c == ' ' || "-*+.)0123456789".contains(c))
+        {
+            before_fence.chars().count()
+        } else {
+            0
+        };
+        let indent = " ".repeat(outer + first[..col].chars().count());
         let prefix = format!("{indent}{}\n", &first[col..]);
         let suffix = format!("\n{indent}{fence}");
         let suffix_tokens = self.str_tokens(&suffix);
