@@ -396,10 +396,13 @@ struct PendingItem {
 }
 
 /// Greedy packer over sibling blocks. At the top level, headings start sections and budgets
-/// depend on the breadcrumb; nested (splitting a block's children) budgets are fixed.
+/// depend on the breadcrumb; nested (splitting a block's children) budgets are fixed, or set
+/// for the pieces after the first once it is done (`balance_after_first`).
 pub(crate) struct Packer<'c, 'a> {
     ctx: &'c PackContext<'a>,
     nested: Option<Budget>,
+    /// Where the split block ends, when later pieces share what the first leaves evenly.
+    rebalance_until: Option<usize>,
     headings: Vec<(u8, String)>,
     section: Section,
     max: usize,
@@ -414,6 +417,7 @@ impl<'c, 'a> Packer<'c, 'a> {
         Packer {
             ctx,
             nested,
+            rebalance_until: None,
             headings: Vec::new(),
             section: Section::default(),
             max: 0,
@@ -422,6 +426,13 @@ impl<'c, 'a> Packer<'c, 'a> {
             joined: None,
             out: Vec::new(),
         }
+    }
+
+    /// Once the first piece is done, the target of later ones becomes an even share of what
+    /// is left up to `end`: the first piece is filled, the rest cut as few times as the cap
+    /// forces, without a sliver at the end.
+    pub fn balance_after_first(&mut self, end: usize) {
+        self.rebalance_until = Some(end);
     }
 
     fn set_section_budget(&mut self) {
@@ -511,6 +522,15 @@ impl<'c, 'a> Packer<'c, 'a> {
             });
         }
         self.pending.clear();
+        if self.out.len() == 1
+            && let (Some(end), Some(b)) = (self.rebalance_until.take(), self.nested.as_mut())
+        {
+            let rest = self
+                .ctx
+                .tokens
+                .range(self.out[0].piece.range.end.min(end)..end);
+            b.target = crate::split::balance(rest, Budget::flat(b.max), 0).1;
+        }
     }
 
     pub fn push_block(&mut self, block: &Block) {

@@ -1564,3 +1564,55 @@ fn a_split_procedure_repeats_the_step_before_each_piece() {
         assert!(pair[1].text.contains("these steps happen in order:"));
     }
 }
+
+#[test]
+fn an_oversized_item_keeps_its_description_beside_its_example() {
+    // An API reference member (Javadoc's method details, a Sphinx option): one list item holding
+    // the description, the examples, then parameters and return value, too big for one chunk.
+    // The first piece is filled, so the examples stay beside the description they illustrate;
+    // what is left goes to as few pieces as fit.
+    let mut src = String::from(
+        "### initials\n\n- Extracts the initial characters from each word in the String. All first characters after the defined delimiters are returned as a new string. Their case is not changed. If the delimiter array is null, whitespace is used; a null input returns null and an empty delimiter array returns an empty string.\n\n  ```\n",
+    );
+    for (input, out) in [
+        ("null, *", "null"),
+        ("\"\", *", "\"\""),
+        ("\"Ben John Lee\", null", "\"BJL\""),
+        ("\"Ben J.Lee\", null", "\"BJ\""),
+        ("\"Ben J.Lee\", [' ','.']", "\"BJL\""),
+        ("*, new char[0]", "\"\""),
+    ] {
+        src.push_str(&format!("  WordUtils.initials({input}) = {out}\n"));
+    }
+    src.push_str("  ```\n\n");
+    for (name, what) in [
+        (
+            "str",
+            "the String to get initials from, may be null; leading and trailing delimiters are ignored",
+        ),
+        (
+            "delimiters",
+            "set of characters to determine words, null means whitespace; an empty set returns an empty String",
+        ),
+        (
+            "returns",
+            "String of initial characters, null if null String input, never longer than the number of words",
+        ),
+        (
+            "since",
+            "2.2, deprecated in 3.6 in favour of the text module, kept for binary compatibility of callers",
+        ),
+    ] {
+        src.push_str(&format!("  {name}: {what}.\n\n"));
+    }
+    let doc = chunk("WordUtils.md", &src);
+    assert_cap(&doc, 256);
+    assert_eq!(doc.chunks.len(), 2, "{:#?}", doc.chunks);
+    let first = &doc.chunks[0].text;
+    assert!(first.contains("All first characters after the defined delimiters"));
+    assert!(
+        first.contains("WordUtils.initials(\"Ben J.Lee\", [' ','.']) = \"BJL\"")
+            && first.contains("new char[0]"),
+        "the example left its description:\n{first}"
+    );
+}

@@ -96,18 +96,20 @@ impl PackContext<'_> {
             prefix = "";
             prefix_tokens = 0;
         }
-        let total = children
-            .first()
-            .zip(children.last())
-            .map_or(0, |(f, l)| self.tokens.range(f.range.start..l.range.end));
-        let (first_soft, soft) = balance(total, budget, prefix_tokens);
+        // The first piece is filled: it holds the block's lead (an item's description, a
+        // procedure's first steps), which then keeps what it introduces beside it; the rest is
+        // shared evenly once the first piece is known.
+        let max = budget.max - prefix_tokens;
         let inner = Budget {
             first_max: budget.first_max,
-            first_target: first_soft,
-            max: budget.max - prefix_tokens,
-            target: soft,
+            first_target: budget.first_max,
+            max,
+            target: max,
         };
         let mut packer = Packer::new(self, Some(inner));
+        if let Some(last) = children.last() {
+            packer.balance_after_first(last.range.end);
+        }
         for c in children {
             packer.push_block(c);
         }
@@ -252,7 +254,7 @@ impl PackContext<'_> {
 /// Soft limits (first piece, later pieces) that split `total` tokens into the fewest pieces of
 /// even size: an oversized block is cut as few times as the cap forces, so a procedure keeps
 /// as many consecutive steps together as fit. `overhead` is repeated on every later piece.
-fn balance(total: usize, b: Budget, overhead: usize) -> (usize, usize) {
+pub(crate) fn balance(total: usize, b: Budget, overhead: usize) -> (usize, usize) {
     let lead = b.max.saturating_sub(b.first_max);
     let hard = b.max.saturating_sub(overhead).max(1);
     let total = total + lead;
