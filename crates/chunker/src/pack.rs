@@ -172,12 +172,20 @@ impl PackContext<'_> {
             if !continues {
                 continue;
             }
-            let Some(start) = self.carry_start(&prev.piece, blocks, limit) else {
+            let next_start = next.piece.range.start;
+            let fixed = self.tokens.counting.specials + next.breadcrumb_tokens + self.slack;
+            // Only what fits beside the chunk's own text: a code block or table that fills most
+            // of its chunk still gets the last sentence introducing it.
+            let room = (self.max_tokens).saturating_sub(fixed + next.piece.tokens);
+            // A piece that already starts earlier (a procedure's carried step) keeps its start.
+            let Some(start) = self
+                .carry_start(&prev.piece, next_start, blocks, limit.min(room))
+                .filter(|&start| start < next_start)
+            else {
                 continue;
             };
             let range = start..next.piece.range.end;
             let tokens = self.tokens.range(range.clone()) + next.piece.suffix_tokens;
-            let fixed = self.tokens.counting.specials + next.breadcrumb_tokens + self.slack;
             if fixed + tokens > self.max_tokens {
                 continue;
             }
@@ -188,15 +196,36 @@ impl PackContext<'_> {
 
     /// Where the carried text of `prev` starts: its last block when that is a paragraph of at
     /// most `limit` tokens, else that paragraph's trailing sentences within `limit`. `None` when
-    /// the chunk does not end with a whole paragraph of its own or the paragraph is all it holds.
-    fn carry_start(&self, prev: &Piece, blocks: &[Block], limit: usize) -> Option<usize> {
+    /// the chunk does not end with a whole paragraph of its own, the paragraph is all it holds,
+    /// or the chunk starting at `next_start` is another item of the list the paragraph is in.
+    fn carry_start(
+        &self,
+        prev: &Piece,
+        next_start: usize,
+        blocks: &[Block],
+        limit: usize,
+    ) -> Option<usize> {
         let end = prev.range.end;
         // Top-level blocks tile the document in order: the one holding `end` is the last to
         // start before it (a binary search; a linear one per chunk was quadratic in a long file).
         let at = blocks
             .partition_point(|b| b.range.start < end)
             .checked_sub(1)?;
-        let last = &blocks[at];
+        let mut last = &blocks[at];
+        // In a split list item or quote, the innermost block the chunk ends in, when the next
+        // chunk goes on inside the same item: a rule in an API member's description or in a
+        // step keeps its condition too. Never across items: the next item is another entry
+        // (a procedure's steps carry the step before instead).
+        loop {
+            let inside = last.children.partition_point(|c| c.range.start < end);
+            let Some(inner) = inside.checked_sub(1).map(|k| &last.children[k]) else {
+                break;
+            };
+            if next_start >= last.range.end {
+                return None;
+            }
+            last = inner;
+        }
         if last.range.end < end || last.range.start <= prev.range.start {
             return None;
         }

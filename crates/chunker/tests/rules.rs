@@ -1616,3 +1616,48 @@ fn an_oversized_item_keeps_its_description_beside_its_example() {
         "the example left its description:\n{first}"
     );
 }
+
+#[test]
+fn a_split_list_item_carries_the_condition_but_not_the_item_before() {
+    // The section as one list item (an API member whose details are all inside its `<li>`):
+    // the rule cut from its condition gets it back, as at the top level.
+    let condition =
+        "When `trustHeaders` is not set explicitly, the gateway logs a warning on every start.";
+    let rule = "To silence the warning, set `trustHeaders` to `true` or `false`.";
+    let section = section_with(condition, rule);
+    let (head, body) = section.split_once("## Listeners\n\n").unwrap();
+    let item: Vec<String> = body
+        .split("\n\n")
+        .enumerate()
+        .map(|(i, p)| format!("{}{p}", if i == 0 { "- " } else { "  " }))
+        .collect();
+    let src = format!("{head}## Listeners\n\n{}", item.join("\n\n"));
+    let doc = chunk("g.md", &src);
+    assert_cap(&doc, 256);
+    let with_rule = doc.chunks.iter().position(|c| c.text.contains(rule));
+    let c = &doc.chunks[with_rule.unwrap()];
+    assert!(c.text.contains(condition), "{}", c.text);
+    let prev = &doc.chunks[with_rule.unwrap() - 1];
+    assert!(src[prev.byte_range.clone()].trim_end().ends_with(condition));
+
+    // Two entries too big for one chunk: the second one's chunk does not start with the end
+    // of the first, another entry.
+    let entry = |name: &str| -> String {
+        let paragraphs: Vec<String> = (0..8)
+            .map(|i| format!("Paragraph {i} of `{name}` says how the option changes the way listeners accept connections."))
+            .collect();
+        format!(
+            "- `{name}`\n\n  {}\n\n  Last words of `{name}`.",
+            paragraphs.join("\n\n  ")
+        )
+    };
+    let src = format!("# Options\n\n{}\n\n{}\n", entry("alpha"), entry("beta"));
+    let doc = chunk("o.md", &src);
+    assert_cap(&doc, 256);
+    let beta = doc
+        .chunks
+        .iter()
+        .find(|c| c.text.contains("`beta`"))
+        .unwrap();
+    assert!(!beta.text.contains("alpha"), "{}", beta.text);
+}
