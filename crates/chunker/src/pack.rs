@@ -302,6 +302,8 @@ impl PackContext<'_> {
 
 /// Whether `text` has a line that is more than headings, markers, blank space and what a reader
 /// of the page never sees: HTML comments, scripts and styles, MDX's import and export lines.
+/// A README's banner counts as a heading (`<h1 align="center">Name</h1>`), and a line of
+/// nothing but tags (`<p align="center">`, a logo's `<img>`) as a marker.
 fn has_text(text: &str) -> bool {
     let shown = shown_text(text);
     let lines: Vec<&str> = shown.lines().map(strip_markers).collect();
@@ -309,6 +311,8 @@ fn has_text(text: &str) -> bool {
         let setext_title = lines.get(k + 1).is_some_and(|next| is_rule(next));
         let bare = line.is_empty()
             || is_atx_heading(line)
+            || is_html_heading(line)
+            || outside_tags(line).trim().is_empty()
             || is_rule(line)
             || setext_title
             || is_container_marker(line)
@@ -378,6 +382,51 @@ fn strip_markers(line: &str) -> &str {
             return t;
         }
     }
+}
+
+/// A line that is one HTML heading element, `<h1 align="center">Fastify</h1>`.
+fn is_html_heading(line: &str) -> bool {
+    let b = line.as_bytes();
+    b.len() >= 9
+        && b[0] == b'<'
+        && b[1].eq_ignore_ascii_case(&b'h')
+        && (b'1'..=b'6').contains(&b[2])
+        && matches!(b[3], b'>' | b' ' | b'\t')
+        && b[b.len() - 5..].eq_ignore_ascii_case(&[b'<', b'/', b'h', b[2], b'>'])
+}
+
+/// `line` less its tags (`<p align="center">`, `</a>`, `<img .../>`): the text a reader sees
+/// of it. `a < b` and an autolink (`<https://...>`) are text.
+fn outside_tags(line: &str) -> String {
+    let mut out = String::new();
+    let mut rest = line;
+    while let Some(lt) = rest.find('<') {
+        out.push_str(&rest[..lt]);
+        let after = &rest[lt + 1..];
+        let name = after.strip_prefix('/').unwrap_or(after);
+        let name_len = name
+            .bytes()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == b'-')
+            .count();
+        let is_tag = name.starts_with(|c: char| c.is_ascii_alphabetic())
+            && matches!(
+                name.as_bytes().get(name_len),
+                Some(b' ' | b'\t' | b'/' | b'>')
+            );
+        if !is_tag {
+            out.push('<');
+            rest = after;
+            continue;
+        }
+        // Without a `>` further on no later `<` closes either: one scan, never one per `<`.
+        let Some(gt) = after.find('>') else {
+            out.push_str(&rest[lt..]);
+            return out;
+        };
+        rest = &after[gt + 1..];
+    }
+    out.push_str(rest);
+    out
 }
 
 fn is_atx_heading(line: &str) -> bool {

@@ -1661,3 +1661,29 @@ fn a_split_list_item_carries_the_condition_but_not_the_item_before() {
         .unwrap();
     assert!(!beta.text.contains("alpha"), "{}", beta.text);
 }
+
+#[test]
+fn a_readme_banner_is_no_chunk_of_its_own() {
+    // GitHub READMEs and docs copied from them open with an HTML banner: a centred `<h1>`, a
+    // logo, badges. Like a heading with nothing under it, it joins the text that follows.
+    let src = "<h1 align=\"center\">Fastify</h1>\n\n<p align=\"center\">\n  <img src=\"logo.png\" width=\"300\">\n</p>\n\n## Database\n\nFastify's ecosystem provides a handful of plugins for connecting to various database engines.\n";
+    let doc = chunk("Database.md", src);
+    assert_eq!(doc.chunks.len(), 1, "{:#?}", doc.chunks);
+    assert!(doc.chunks[0].text.contains("a handful of plugins"));
+    // Text in tags, or beside them, is text: a paragraph of links is a chunk's content.
+    for kept in [
+        "<p align=\"center\"><a href=\"https://x.io\">Fastify, fast and low overhead web framework</a></p>",
+        "<https://fastify.dev/docs/latest/Guides/Database/>",
+        "Compare a < b and b > c before <b>sorting</b>.",
+    ] {
+        let src = format!("{kept}\n\n## Database\n\n{}\n", "Fastify's ecosystem provides a handful of plugins for connecting to various database engines. ".repeat(3));
+        let doc = chunk("Database.md", &src);
+        assert!(
+            doc.chunks
+                .iter()
+                .any(|c| c.text.contains(kept) && !c.text.contains("handful")),
+            "{kept:?} merged away: {:#?}",
+            doc.chunks
+        );
+    }
+}
