@@ -109,22 +109,66 @@ impl MarkdownBuilder {
 
     /// A fenced code block around `code`, whose pieces are `(range in code, source, page)`.
     pub(crate) fn code_block(&mut self, info: &str, code: &str, pieces: &[CodePiece]) {
+        self.code_block_in_item(info, code, pieces, 0, None);
+    }
+
+    /// A fenced block inside a list item: the fences and every line of code indented by
+    /// `indent` columns (the item's content column, or the block would end the list), the
+    /// opening fence after the item's `marker` when the item starts with the code.
+    pub(crate) fn code_block_in_item(
+        &mut self,
+        info: &str,
+        code: &str,
+        pieces: &[CodePiece],
+        indent: usize,
+        marker: Option<&str>,
+    ) {
         let code = code.trim_end_matches(['\n', ' ', '\t', '\r']);
         if code.trim().is_empty() {
             return;
         }
         self.end_block();
         let fence = fence_for(code);
+        let pad = " ".repeat(indent);
+        match marker {
+            Some(m) => {
+                self.markup(&" ".repeat(indent.saturating_sub(m.len())));
+                self.markup(m);
+            }
+            None => self.markup(&pad),
+        }
         self.markup(&fence);
         self.markup(info);
         self.markup("\n");
         let base = self.out.len();
-        self.out.push_str(code);
+        // Where each line of `code` starts, and the indent bytes added up to and including it
+        // (a blank line gets none).
+        let mut lines: Vec<(usize, usize)> = Vec::new();
+        let mut added = 0;
+        let mut at = 0;
+        for (k, line) in code.split('\n').enumerate() {
+            if k > 0 {
+                self.out.push('\n');
+            }
+            if !line.is_empty() {
+                added += indent;
+                self.out.push_str(&pad);
+            }
+            self.out.push_str(line);
+            lines.push((at, added));
+            at += line.len() + 1;
+        }
+        let shift = |at: usize| -> usize {
+            let line = lines.partition_point(|l| l.0 <= at).saturating_sub(1);
+            lines.get(line).map_or(0, |l| l.1)
+        };
         for (r, src, page) in pieces {
             let r = r.start.min(code.len())..r.end.min(code.len());
-            self.span(base + r.start..base + r.end, src.clone(), *page);
+            let (start, end) = (base + r.start + shift(r.start), base + r.end + shift(r.end));
+            self.span(start..end, src.clone(), *page);
         }
         self.markup("\n");
+        self.markup(&pad);
         self.markup(&fence);
         self.markup("\n\n");
     }

@@ -541,7 +541,11 @@ impl Walker<'_> {
             }
         }
         let lang = self.lang.clone();
-        self.b.code_block(&lang, &code, &pieces);
+        // Inside a list item the block is indented to the item's text, or it would end the list
+        // (Javadoc puts every method's examples in a `<li>`; Sphinx, a step's commands).
+        let indent = self.indents.iter().sum();
+        let marker = self.marker.take();
+        (self.b).code_block_in_item(&lang, &code, &pieces, indent, marker.as_deref());
     }
 
     fn table(&mut self, node: NodeRef<'_, Node>, depth: usize) {
@@ -1055,6 +1059,27 @@ mod tests {
              ```\nclass A {}\n```\n\n\
              ```\n10 20 30\n```\n\n\
              | Line | Fix |\n|---|---|\n| 12 | E1 |\n| 14 | E2 |\n"
+        );
+    }
+
+    #[test]
+    fn code_in_a_list_item_stays_in_the_item() {
+        // A step's commands (Sphinx) and a method's examples (Javadoc: every member is an
+        // `<li>`): a fence at the margin would end the list, and what follows the code in the
+        // item would read as an indented code block.
+        let out = md(
+            "<body><ol><li><p>Install it:</p><pre>pip install x\n\npip check</pre>\
+            </li><li><pre>run it</pre><p>Then check.</p></li></ol>\
+            <ul><li><section><h3>isBlank</h3><div>Checks for whitespace.</div>\
+            <pre> isBlank(\"\")  = true</pre><dl><dt>Returns:</dt><dd>true if blank</dd></dl>\
+            </section></li></ul></body>",
+        );
+        assert_eq!(
+            out,
+            "1. Install it:\n\n   ```\n   pip install x\n\n   pip check\n   ```\n\n\
+             2. ```\n   run it\n   ```\n\n   Then check.\n\n\
+             ### isBlank\n\n- Checks for whitespace.\n\n  ```\n   isBlank(\"\")  = true\n  ```\n\n\
+             \x20 Returns:\ntrue if blank\n"
         );
     }
 

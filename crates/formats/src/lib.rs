@@ -63,7 +63,7 @@ pub use convert::{Converted, FormatError, Provenance, SourceSpan};
 
 /// Bumped whenever a converter's output for the same input may change, so indexes built from
 /// converted files know to rebuild.
-pub const FORMAT_VERSION: u32 = 5;
+pub const FORMAT_VERSION: u32 = 6;
 pub use format::{ConfigKind, Format, Language};
 
 /// Converts `bytes` of `format` to Markdown. Never panics (dependency panics are caught with
