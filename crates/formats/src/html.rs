@@ -10,7 +10,7 @@ use ego_tree::iter::Edge;
 use ego_tree::{NodeId, NodeRef};
 use scraper::{ElementRef, Html, Node, Selector, node::Element};
 
-use crate::builder::{MarkdownBuilder, escape_cell, starts_like_block};
+use crate::builder::{CodePiece, MarkdownBuilder, escape_cell, starts_like_block};
 use crate::charset;
 use crate::convert::{Converted, FormatError, check_size, decode_text};
 use crate::html_locate::Locator;
@@ -233,6 +233,7 @@ impl Walker<'_> {
             "mini-toc",
             "navheader", // DocBook Prev/Up/Home/Next bars
             "navfooter",
+            "ttc", // Doxygen's tooltips on code, shown on hover (`display: none`)
         ];
         let name = e.name();
         if DROPPED.contains(&name)
@@ -353,7 +354,20 @@ impl Walker<'_> {
                     self.b.end_block();
                 }
             }
-            "pre" | "xmp" | "listing" | "plaintext" => self.code(node),
+            "pre" | "xmp" | "listing" | "plaintext" => self.code(&[node], false),
+            // Code laid out one element per line (Doxygen's `div.fragment` of `div.line`s, in
+            // its examples and source pages): a code block, not a paragraph per line. What else
+            // it holds (Doxygen's hover tooltips, hidden) is walked after it as usual.
+            "div" if line_elements(node).len() >= MIN_LISTING_LINES => {
+                let lines = line_elements(node);
+                self.code(&lines, true);
+                for child in node.children() {
+                    if !lines.iter().any(|l| l.id() == child.id()) {
+                        self.walk(child, depth + 1);
+                    }
+                }
+                self.flush();
+            }
             "ul" | "ol" | "menu" => {
                 self.block_start();
                 let list = if name == "ol" {
@@ -505,14 +519,37 @@ impl Walker<'_> {
         self.b.end_block();
     }
 
-    /// `pre`: text kept verbatim (whitespace and all) in a fenced block, without its
-    /// line-number gutter.
-    fn code(&mut self, node: NodeRef<'_, Node>) {
+    /// `pre` (or the lines of a listing, `line_per_root`): text kept verbatim (whitespace and
+    /// all) in a fenced block, without its line-number gutter.
+    fn code(&mut self, roots: &[NodeRef<'_, Node>], line_per_root: bool) {
         self.block_start();
         let mut code = String::new();
         let mut pieces = Vec::new();
+        for (k, &node) in roots.iter().enumerate() {
+            if line_per_root && k > 0 {
+                code.push('\n');
+            }
+            self.code_text(node, &mut code, &mut pieces);
+        }
+        let lang = self.lang.clone();
+        // Inside a list item the block is indented to the item's text, or it would end the list
+        // (Javadoc puts every method's examples in a `<li>`; Sphinx, a step's commands).
+        let indent = self.indents.iter().sum();
+        let marker = self.marker.take();
+        (self.b).code_block_in_item(&lang, &code, &pieces, indent, marker.as_deref());
+    }
+
+    /// Appends the text below `node` to `code`, less its gutters, and where it came from.
+    fn code_text(
+        &mut self,
+        node: NodeRef<'_, Node>,
+        code: &mut String,
+        pieces: &mut Vec<CodePiece>,
+    ) {
         let gutters = gutters(node);
         let mut in_gutter = 0usize;
+        // The no-break space a generator puts between a line's number and its code (Doxygen).
+        let mut after_gutter = false;
         for edge in node.traverse() {
             let d = match edge {
                 Edge::Open(d) => d,
@@ -525,10 +562,16 @@ impl Walker<'_> {
             };
             if in_gutter > 0 || gutters.contains(&d.id()) {
                 in_gutter += usize::from(matches!(d.value(), Node::Element(_)));
+                after_gutter = true;
                 continue;
             }
             match d.value() {
                 Node::Text(t) => {
+                    let t: &str = t;
+                    let t = match std::mem::take(&mut after_gutter) {
+                        true => t.strip_prefix('\u{a0}').unwrap_or(t),
+                        false => t,
+                    };
                     let start = code.len();
                     code.push_str(t);
                     if let Some(src) = self.loc.locate(t) {
@@ -540,12 +583,6 @@ impl Walker<'_> {
                 _ => {}
             }
         }
-        let lang = self.lang.clone();
-        // Inside a list item the block is indented to the item's text, or it would end the list
-        // (Javadoc puts every method's examples in a `<li>`; Sphinx, a step's commands).
-        let indent = self.indents.iter().sum();
-        let marker = self.marker.take();
-        (self.b).code_block_in_item(&lang, &code, &pieces, indent, marker.as_deref());
     }
 
     fn table(&mut self, node: NodeRef<'_, Node>, depth: usize) {
@@ -862,6 +899,25 @@ fn listing_gutters(node: NodeRef<'_, Node>) -> Option<HashSet<NodeId>> {
     Some(gutters(node)).filter(|g| !g.is_empty())
 }
 
+/// A listing has at least this many line elements.
+const MIN_LISTING_LINES: usize = 2;
+
+/// The children of `node` that are lines of a listing (`class="line"`), when it holds nothing
+/// else but whitespace and other elements; else none.
+fn line_elements(node: NodeRef<'_, Node>) -> Vec<NodeRef<'_, Node>> {
+    let mut lines = Vec::new();
+    for child in node.children() {
+        match child.value() {
+            Node::Element(e) if e.classes().any(|c| c.eq_ignore_ascii_case("line")) => {
+                lines.push(child)
+            }
+            Node::Text(t) if !t.trim().is_empty() => return Vec::new(),
+            _ => {}
+        }
+    }
+    lines
+}
+
 /// Whether any text below `node` holds a letter or a digit.
 fn has_words(node: NodeRef<'_, Node>) -> bool {
     node.descendants().any(|d| match d.value() {
@@ -1059,6 +1115,24 @@ mod tests {
              ```\nclass A {}\n```\n\n\
              ```\n10 20 30\n```\n\n\
              | Line | Fix |\n|---|---|\n| 12 | E1 |\n| 14 | E2 |\n"
+        );
+    }
+
+    #[test]
+    fn code_laid_out_one_element_per_line_is_a_code_block() {
+        // Doxygen: examples and source pages are a `div.fragment` of `div.line`s, numbered in
+        // a `span.lineno` on source pages, followed by hidden hover tooltips (`div.ttc`).
+        let out = md("<body><p>Usage:</p><div class=\"fragment\">\
+            <div class=\"line\"><span class=\"lineno\">    1</span>&#160;<span class=\"keyword\">using namespace </span><a class=\"code\" href=\"n.html\">Json</a>;</div>\n\
+            <div class=\"line\"><span class=\"lineno\">    2</span>&#160;Value value;</div>\n\
+            <div class=\"line\"><span class=\"lineno\">    3</span>&#160;</div>\n\
+            <div class=\"line\"><span class=\"lineno\">    4</span>&#160;<span class=\"keywordtype\">bool</span> ok = parse(builder, &amp;value);</div>\n\
+            <div class=\"ttc\" id=\"a1\"><div class=\"ttname\">Json</div><div class=\"ttdoc\">JSON (JavaScript Object Notation).</div></div>\
+            </div><div><div class=\"line\">Only one line is a paragraph.</div></div></body>");
+        assert_eq!(
+            out,
+            "Usage:\n\n```\nusing namespace Json;\nValue value;\n\nbool ok = parse(builder, &value);\n```\n\n\
+             Only one line is a paragraph.\n"
         );
     }
 
