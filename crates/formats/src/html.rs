@@ -32,7 +32,16 @@ pub(crate) fn convert(bytes: &[u8]) -> Result<Converted, FormatError> {
     let lossy = declared.is_none() && matches!(text, std::borrow::Cow::Owned(_));
     let doc = html_parse::parse_document(&text)?;
     let title = select_first(&doc, "title").map(|t| collapse(&t.text().collect::<String>()));
-    let title = title.filter(|t| !t.is_empty());
+    // A page without a `<title>` or an `<h1>` may still show one in an element so named
+    // (Doxygen's `div.title`, "Json::Value Class Reference", under a custom header).
+    let title = title.filter(|t| !t.is_empty()).or_else(|| {
+        select_first(&doc, "h1")
+            .is_none()
+            .then(|| select_first(&doc, ".title"))
+            .flatten()
+            .map(|t| collapse(&t.text().collect::<String>()))
+            .filter(|t| !t.is_empty() && t.len() <= MAX_SHOWN_TITLE_BYTES)
+    });
     let (root, rooted) = main_content(&doc);
     let body_at = find_ascii_ci(&text, "<body").unwrap_or(0);
     let mut w = Walker {
@@ -67,6 +76,10 @@ pub(crate) fn convert(bytes: &[u8]) -> Result<Converted, FormatError> {
     }
     Ok(out)
 }
+
+/// Longest text taken as a page's title from an element classed `title`: longer, it is no
+/// title.
+const MAX_SHOWN_TITLE_BYTES: usize = 200;
 
 fn select_first<'a>(doc: &'a Html, css: &str) -> Option<ElementRef<'a>> {
     let sel = Selector::parse(css).ok()?;
@@ -1134,6 +1147,24 @@ mod tests {
             "Usage:\n\n```\nusing namespace Json;\nValue value;\n\nbool ok = parse(builder, &value);\n```\n\n\
              Only one line is a paragraph.\n"
         );
+    }
+
+    #[test]
+    fn a_page_without_title_or_h1_is_titled_by_an_element_so_named() {
+        let title = |html: &str| convert(html.as_bytes()).ok().and_then(|c| c.title);
+        // Doxygen under a custom header: no `<title>`, the page's name in `div.title`.
+        let doxygen = "<html><head></head><body><div class=\"header\"><div class=\"headertitle\">\
+            <div class=\"title\">Json::Value Class Reference</div></div></div><p>Represents a JSON value.</p></body></html>";
+        assert_eq!(
+            title(doxygen).as_deref(),
+            Some("Json::Value Class Reference")
+        );
+        // A `<title>` or an `<h1>` wins (the chunker takes the `<h1>` when there is no title).
+        let titled =
+            "<title>JsonCpp: Json::Value</title><body><div class=\"title\">Other</div></body>";
+        assert_eq!(title(titled).as_deref(), Some("JsonCpp: Json::Value"));
+        let h1 = "<body><h1>Values</h1><div class=\"title\">Other</div></body>";
+        assert_eq!(title(h1), None);
     }
 
     #[test]
