@@ -1687,3 +1687,33 @@ fn a_readme_banner_is_no_chunk_of_its_own() {
         );
     }
 }
+
+#[test]
+fn a_split_table_keeps_a_row_with_an_empty_first_cell_under_the_row_above() {
+    // Doxygen's member summaries: a row per member, then its description in a row of its own
+    // with the first cell empty. A cut between them leaves a description without its member.
+    let mut src = String::from("## Public Member Functions\n\n| Type | Member |\n|---|---|\n");
+    for i in 0..40 {
+        src.push_str(&format!("| UInt | index{i} () const |\n"));
+        src.push_str(&format!(
+            "|  | Return the index number {i} of the referenced value, or -1 if it is not an array. |\n"
+        ));
+    }
+    let doc = chunk("members.md", &src);
+    assert!(doc.chunks.len() > 2);
+    assert_cap(&doc, 256);
+    for i in 0..40 {
+        let member = format!("index{i} ()");
+        let description = format!("index number {i} of");
+        let holder = doc
+            .chunks
+            .iter()
+            .find(|c| c.text.contains(&description))
+            .unwrap();
+        assert!(
+            holder.text.contains(&member),
+            "{description} without {member}:\n{}",
+            holder.text
+        );
+    }
+}

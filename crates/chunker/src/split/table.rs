@@ -51,9 +51,22 @@ impl PackContext<'_> {
             }
             if segment.tokens > segment_max {
                 segments.extend(self.split_row(segment, rows[k].clone(), segment_max));
-            } else {
-                segments.push(segment);
+                continue;
             }
+            // A row whose first cell is empty goes on with the row above (Doxygen gives each
+            // member's description a row of its own under the member; tables written by hand
+            // leave the cell blank for "same as above"): never cut between them when they fit.
+            if starts_with_empty_cell(&self.source[rows[k].clone()])
+                && let Some(above) = segments.last_mut()
+                && above.mergeable(&segment)
+            {
+                let joined = self.join(above, &segment);
+                if joined.tokens <= segment_max {
+                    *above = joined;
+                    continue;
+                }
+            }
+            segments.push(segment);
         }
         self.merge_segments(segments, budget, (&header, header_tokens), ("", 0))
     }
@@ -110,4 +123,16 @@ fn first_cell_end(line: &str) -> Option<usize> {
         }
     }
     None
+}
+
+/// Whether the table row `line` has an empty first cell and text in a later one.
+fn starts_with_empty_cell(line: &str) -> bool {
+    let body = line.trim_start();
+    let body = body.strip_prefix('|').unwrap_or(body);
+    body.find('|')
+        .is_some_and(|end| body[..end].trim().is_empty() && has_cell_text(&body[end + 1..]))
+}
+
+fn has_cell_text(cells: &str) -> bool {
+    cells.chars().any(|c| !c.is_whitespace() && c != '|')
 }
