@@ -267,6 +267,39 @@ fn a_link_turned_to_another_version_with_the_same_size_and_mtime_is_followed() {
     assert!(current_text(&index).contains(&next[at - 20..=at]));
 }
 
+/// A reindex rewrites every chunk row even when it reuses every vector (a chunker or format
+/// upgrade asks for one): the file held the old rows' space as well until compacted.
+#[test]
+fn a_reindex_leaves_its_store_compacted() {
+    let work = tempfile::tempdir().unwrap();
+    let docs = work.path().join("docs");
+    copy_corpus_files(&docs, SUBSET);
+    let index_dir = work.path().join("index");
+    let open = || {
+        let config = rag_index_core::IndexConfig::default();
+        rag_index_core::RagIndex::open(&index_dir, embedder(), config).unwrap()
+    };
+    sync_in_process(&open(), &docs);
+    // A new handle, as `sync --reindex` is a new process: one that has searched keeps a
+    // snapshot, which compaction would wait out.
+    let index = open();
+    let mut options = rag_index_core::SyncOptions::default();
+    options.reindex = true;
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let report = index.sync(&docs, &options, &|_| {}, &stop).unwrap();
+    assert_eq!(report.chunks.embedded, 0, "{report:?}");
+    drop(index);
+
+    let copy = work.path().join("copy.redb");
+    std::fs::copy(index_dir.join("index.redb"), &copy).unwrap();
+    let synced = std::fs::metadata(&copy).unwrap().len();
+    let store = rag_store::Store::open_writer(&copy).unwrap();
+    store.compact().unwrap();
+    drop(store);
+    let again = std::fs::metadata(&copy).unwrap().len();
+    assert!(again * 20 >= synced * 19, "{synced} -> {again} bytes");
+}
+
 /// A sync that commits its vectors in many batches leaves its store compacted: redb reuses
 /// freed pages but never shrinks its file, which after such a sync held as much freed space as
 /// data. Compacting a copy of the file again gives back next to nothing.
