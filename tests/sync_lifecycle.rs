@@ -267,6 +267,19 @@ fn a_link_turned_to_another_version_with_the_same_size_and_mtime_is_followed() {
     assert!(current_text(&index).contains(&next[at - 20..=at]));
 }
 
+/// Compacting a copy of the index's store (in `scratch`) gives back next to nothing: the sync
+/// left it compacted.
+fn assert_compacted(index_dir: &std::path::Path, scratch: &std::path::Path) {
+    let copy = scratch.join("copy.redb");
+    std::fs::copy(index_dir.join("index.redb"), &copy).unwrap();
+    let synced = std::fs::metadata(&copy).unwrap().len();
+    let store = rag_store::Store::open_writer(&copy).unwrap();
+    store.compact().unwrap();
+    drop(store);
+    let again = std::fs::metadata(&copy).unwrap().len();
+    assert!(again * 20 >= synced * 19, "{synced} -> {again} bytes");
+}
+
 /// A reindex rewrites every chunk row even when it reuses every vector (a chunker or format
 /// upgrade asks for one): the file held the old rows' space as well until compacted.
 #[test]
@@ -290,14 +303,7 @@ fn a_reindex_leaves_its_store_compacted() {
     assert_eq!(report.chunks.embedded, 0, "{report:?}");
     drop(index);
 
-    let copy = work.path().join("copy.redb");
-    std::fs::copy(index_dir.join("index.redb"), &copy).unwrap();
-    let synced = std::fs::metadata(&copy).unwrap().len();
-    let store = rag_store::Store::open_writer(&copy).unwrap();
-    store.compact().unwrap();
-    drop(store);
-    let again = std::fs::metadata(&copy).unwrap().len();
-    assert!(again * 20 >= synced * 19, "{synced} -> {again} bytes");
+    assert_compacted(&index_dir, work.path());
 }
 
 /// A sync that commits its vectors in many batches leaves its store compacted: redb reuses
@@ -318,12 +324,5 @@ fn a_sync_of_many_vector_batches_leaves_its_store_compacted() {
     assert!(report.chunks.embedded >= 40, "{report:?}");
     drop(index);
 
-    let copy = work.path().join("copy.redb");
-    std::fs::copy(index_dir.join("index.redb"), &copy).unwrap();
-    let synced = std::fs::metadata(&copy).unwrap().len();
-    let store = rag_store::Store::open_writer(&copy).unwrap();
-    store.compact().unwrap();
-    drop(store);
-    let again = std::fs::metadata(&copy).unwrap().len();
-    assert!(again * 20 >= synced * 19, "{synced} -> {again} bytes");
+    assert_compacted(&index_dir, work.path());
 }
