@@ -312,7 +312,8 @@ fn has_text(text: &str) -> bool {
         let bare = line.is_empty()
             || is_atx_heading(line)
             || is_html_heading(line)
-            || outside_tags(line).trim().is_empty()
+            // Only a line starting with a tag can be all tags (no scan of every line of text).
+            || (line.starts_with('<') && outside_tags(line).trim().is_empty())
             || is_rule(line)
             || setext_title
             || is_container_marker(line)

@@ -371,13 +371,11 @@ impl Walker<'_> {
             // Code laid out one element per line (Doxygen's `div.fragment` of `div.line`s, in
             // its examples and source pages): a code block, not a paragraph per line. What else
             // it holds (Doxygen's hover tooltips, hidden) is walked after it as usual.
-            "div" if line_elements(node).len() >= MIN_LISTING_LINES => {
-                let lines = line_elements(node);
+            "div" if is_listing(node) => {
+                let lines: Vec<_> = node.children().filter(|c| is_line(*c)).collect();
                 self.code(&lines, true);
-                for child in node.children() {
-                    if !lines.iter().any(|l| l.id() == child.id()) {
-                        self.walk(child, depth + 1);
-                    }
+                for child in node.children().filter(|c| !is_line(*c)) {
+                    self.walk(child, depth + 1);
                 }
                 self.flush();
             }
@@ -915,20 +913,22 @@ fn listing_gutters(node: NodeRef<'_, Node>) -> Option<HashSet<NodeId>> {
 /// A listing has at least this many line elements.
 const MIN_LISTING_LINES: usize = 2;
 
-/// The children of `node` that are lines of a listing (`class="line"`), when it holds nothing
-/// else but whitespace and other elements; else none.
-fn line_elements(node: NodeRef<'_, Node>) -> Vec<NodeRef<'_, Node>> {
-    let mut lines = Vec::new();
+/// Whether `node` is a listing: at least [`MIN_LISTING_LINES`] children that are lines
+/// ([`is_line`]) and no text of its own.
+fn is_listing(node: NodeRef<'_, Node>) -> bool {
+    let mut lines = 0;
     for child in node.children() {
         match child.value() {
-            Node::Element(e) if e.classes().any(|c| c.eq_ignore_ascii_case("line")) => {
-                lines.push(child)
-            }
-            Node::Text(t) if !t.trim().is_empty() => return Vec::new(),
-            _ => {}
+            Node::Text(t) if !t.trim().is_empty() => return false,
+            _ => lines += usize::from(is_line(child)),
         }
     }
-    lines
+    lines >= MIN_LISTING_LINES
+}
+
+/// An element of a listing holding one line of code (`class="line"`).
+fn is_line(node: NodeRef<'_, Node>) -> bool {
+    matches!(node.value(), Node::Element(e) if e.classes().any(|c| c.eq_ignore_ascii_case("line")))
 }
 
 /// Whether any text below `node` holds a letter or a digit.
