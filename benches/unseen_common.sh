@@ -7,6 +7,9 @@
 #                         the Debian package unpacked under $work/unpacked (VERSION when the
 #                         mirror still has it, else the current one; kept across --keep runs);
 #                         $deb names the file
+#   unseen_deb_folder PACKAGE VERSION FOLDER
+#                         unseen_deb, then the package's FOLDER (a path inside it) copied afresh
+#                         to $work/docs
 #   unseen_sdist PACKAGE VERSION
 #                         the PyPI source distribution of PACKAGE==VERSION unpacked under $work
 #                         (kept across --keep runs); $sdist names its folder
@@ -15,6 +18,8 @@
 #   unseen_npm PACKAGE VERSION
 #                         the npm registry's tarball of PACKAGE@VERSION unpacked under $work
 #                         (kept across --keep runs); $npm_package names its `package/` folder
+#   unseen_npm_folder PACKAGE VERSION FOLDER
+#                         unseen_npm, then the package's FOLDER copied afresh to $work/docs
 #   unseen_score DOCS QUESTIONS
 #                         evidence checked against the pages, then a timed `rag-index sync` into
 #                         $work/index, its stats, and `eval --exact` in hybrid, dense and lexical
@@ -71,6 +76,12 @@ unseen_deb() {
     deb="$(basename "$work"/deb/"$1"_*.deb)"
 }
 
+unseen_deb_folder() {
+    unseen_deb "$1" "$2"
+    rm -rf "$work/docs"
+    cp -r "$work/unpacked/$3" "$work/docs"
+}
+
 unseen_npm() {
     local folder="$work/$1-$2"
     if [ ! -d "$folder" ]; then
@@ -108,6 +119,12 @@ PY
         tar -xzf "$work/sdist/$1-$2.tar.gz" -C "$work/sdist/unpacked"
         mv "$work/sdist/unpacked"/*/ "$sdist"
     fi
+}
+
+unseen_npm_folder() {
+    unseen_npm "$1" "$2"
+    rm -rf "$work/docs"
+    cp -r "$npm_package/$3" "$work/docs"
 }
 
 unseen_sdist_folder() {

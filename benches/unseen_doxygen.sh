@@ -28,9 +28,7 @@ questions="$root/benches/questions/doxygen-docs.jsonl"
 
 unseen_args "$@"
 unseen_workdir doxygen
-unseen_deb libjsoncpp-doc 1.9.5-4
-rm -rf "$work/docs"
-cp -r "$work/unpacked/usr/share/doc/libjsoncpp-doc" "$work/docs"
+unseen_deb_folder libjsoncpp-doc 1.9.5-4 usr/share/doc/libjsoncpp-doc
 echo "corpus: $(find "$work/docs" -name '*.html' | wc -l) HTML pages, $(find "$work/docs" -type f | wc -l) files, from $deb"
 structure_check="
 import json, re, sys

@@ -25,9 +25,7 @@ questions="$root/benches/questions/fastify-docs.jsonl"
 
 unseen_args "$@"
 unseen_workdir fastify-docs
-unseen_npm fastify 5.12.8
-rm -rf "$work/docs"
-cp -r "$npm_package/docs" "$work/docs"
+unseen_npm_folder fastify 5.12.8 docs
 echo "corpus: $(find "$work/docs" -name '*.md' | wc -l) pages of the Fastify 5.12.8 docs"
 split_structure "$work/docs"
 unseen_score "$work/docs" "$questions"

@@ -27,9 +27,7 @@ questions="$root/benches/questions/javadoc-docs.jsonl"
 
 unseen_args "$@"
 unseen_workdir javadoc
-unseen_deb libcommons-lang3-java-doc 3.12.0-2+deb12u1
-rm -rf "$work/docs"
-cp -r "$work/unpacked/usr/share/doc/libcommons-lang3-java/api" "$work/docs"
+unseen_deb_folder libcommons-lang3-java-doc 3.12.0-2+deb12u1 usr/share/doc/libcommons-lang3-java/api
 echo "corpus: $(find "$work/docs" -name '*.html' | wc -l) HTML pages, $(find "$work/docs" -type f | wc -l) files, from $deb"
 numbered_source_structure src-html/
 unseen_score "$work/docs" "$questions"

@@ -24,9 +24,7 @@ version=12.2.3
 
 unseen_args "$@"
 unseen_workdir npm-docs
-unseen_npm npm "$version"
-rm -rf "$work/docs"
-cp -r "$npm_package/docs/content" "$work/docs"
+unseen_npm_folder npm "$version" docs/content
 echo "corpus: $(find "$work/docs" -name '*.md' | wc -l) pages of the npm $version CLI docs"
 section_structure
 unseen_score "$work/docs" "$questions"

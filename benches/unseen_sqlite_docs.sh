@@ -27,9 +27,7 @@ checked_version="3.40.1-2+deb12u2"
 
 unseen_args "$@"
 unseen_workdir sqlite-docs
-unseen_deb sqlite3-doc "$checked_version"
-rm -rf "$work/docs"
-cp -r "$work/unpacked/usr/share/doc/sqlite3" "$work/docs"
+unseen_deb_folder sqlite3-doc "$checked_version" usr/share/doc/sqlite3
 echo "corpus: $(find "$work/docs" -name '*.html' | wc -l) pages from $deb"
 structure_check='
 import json, re, sys

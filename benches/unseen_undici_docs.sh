@@ -24,9 +24,7 @@ questions="$root/benches/questions/undici-docs.jsonl"
 
 unseen_args "$@"
 unseen_workdir undici-docs
-unseen_npm undici 7.30.3
-rm -rf "$work/docs"
-cp -r "$npm_package/docs/docs" "$work/docs"
+unseen_npm_folder undici 7.30.3 docs/docs
 echo "corpus: $(find "$work/docs" -name '*.md' | wc -l) pages of the undici 7.30.3 docs"
 split_structure "$work/docs"
 unseen_score "$work/docs" "$questions"
